@@ -1,0 +1,93 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "hp-sync",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "hp-sync", targets: ["hp-sync"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.28.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CHPSyncOpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(
+            name: "HPSyncCrypto",
+            dependencies: [
+                "CHPSyncOpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HPSyncStore",
+            dependencies: [
+                "HPSyncCrypto",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HPSyncProtocol",
+            dependencies: [
+                "HPSyncStore",
+                "HPSyncCrypto",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            exclude: ["hpsync.proto"]
+        ),
+        .target(
+            name: "HPSyncEngine",
+            dependencies: [
+                "HPSyncStore",
+                "HPSyncProtocol",
+                "HPSyncCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HPSyncCLI",
+            dependencies: [
+                "HPSyncEngine",
+                "HPSyncStore",
+                "HPSyncCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "hp-sync", dependencies: ["HPSyncCLI"]),
+        .testTarget(
+            name: "HPSyncCryptoTests",
+            dependencies: ["HPSyncCrypto"]
+        ),
+        .testTarget(
+            name: "HPSyncStoreTests",
+            dependencies: [
+                "HPSyncStore",
+                "HPSyncCrypto",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "HPSyncProtocolTests",
+            dependencies: ["HPSyncProtocol", "HPSyncStore"]
+        ),
+        .testTarget(
+            name: "HPSyncEngineTests",
+            dependencies: ["HPSyncEngine", "HPSyncStore", "HPSyncProtocol", "HPSyncCrypto"]
+        ),
+        .testTarget(
+            name: "HPSyncEndToEndTests",
+            dependencies: ["HPSyncCrypto"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,46 @@
+import HPSyncCrypto
+
+/// One version of one inventory item, as the store keeps it and as peers exchange it.
+///
+/// A tombstone (`deleted == true`) keeps key and version and clears everything else, so a
+/// deletion replicates and competes by the merge rule like any edit.
+public struct Item: Hashable, Sendable, Codable {
+    public var key: ItemKey
+    public var name: String
+    public var serialNumber: String?
+    public var valueInDollars: Int64
+    /// Creation time in milliseconds since 1970 UTC (what the app's `Date` keeps, to the ms).
+    public var dateCreatedMilliseconds: Int64
+    public var image: ImageRef?
+    public var version: Version
+    public var deleted: Bool
+
+    public init(
+        key: ItemKey, name: String, serialNumber: String? = nil, valueInDollars: Int64 = 0,
+        dateCreatedMilliseconds: Int64, image: ImageRef? = nil, version: Version, deleted: Bool = false
+    ) {
+        self.key = key
+        self.name = name
+        self.serialNumber = serialNumber
+        self.valueInDollars = valueInDollars
+        self.dateCreatedMilliseconds = dateCreatedMilliseconds
+        self.image = image
+        self.version = version
+        self.deleted = deleted
+    }
+
+    /// The tombstone that replaces `key` at `version`.
+    public static func tombstone(key: ItemKey, version: Version) -> Item {
+        Item(key: key, name: "", dateCreatedMilliseconds: 0, version: version, deleted: true)
+    }
+}
+
+/// Limits every item must respect, whoever made it: the CLI, an import or a peer.
+public enum ItemLimits {
+    /// The longest name, in UTF-8 bytes.
+    public static let maxNameBytes = 1024
+    /// The longest serial number, in UTF-8 bytes.
+    public static let maxSerialBytes = 256
+    /// The default largest image; a store may be configured lower or higher.
+    public static let defaultMaxImageBytes: Int64 = 64 << 20
+}

@@ -1,0 +1,93 @@
+/// An item's persistent name: a UUID in canonical text, uppercase with hyphens as NSUUID
+/// prints it (`4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04`).
+///
+/// Input in any case is accepted and normalised; anything else is rejected. Because only this
+/// shape can exist, a key is safe to use as a file name (no `/`, no `..`).
+public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
+    /// The canonical uppercase text.
+    public let rawValue: String
+
+    /// Validates and normalises `text`; throws `ItemKeyError.malformed` for anything but a UUID.
+    public init(_ text: String) throws(ItemKeyError) {
+        guard let canonical = Self.canonicalize(text) else { throw .malformed(text) }
+        self.rawValue = canonical
+    }
+
+    /// A new random key.
+    public static func random() -> ItemKey {
+        var generator = SystemRandomNumberGenerator()
+        return random(using: &generator)
+    }
+
+    /// A new random (version 4) key drawn from `generator`, for reproducible tests.
+    public static func random(using generator: inout some RandomNumberGenerator) -> ItemKey {
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map { byte -> String in
+            let digits = Array("0123456789ABCDEF")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+        }.joined()
+        let chars = Array(hex)
+        let text =
+            String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
+            + String(chars[16..<20]) + "-" + String(chars[20..<32])
+        return try! ItemKey(text)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ItemKey, rhs: ItemKey) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do {
+            self = try ItemKey(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// Uppercase 8-4-4-4-12 hex text, or nil when `text` is not exactly that shape.
+    static func canonicalize(_ text: String) -> String? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 36 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        for (index, c) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard c == UInt8(ascii: "-") else { return nil }
+                out.append(c)
+                continue
+            }
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+                out.append(c)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"):
+                out.append(c - 32)
+            default:
+                return nil
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Why a text was not accepted as an item key.
+public enum ItemKeyError: Error, Equatable, CustomStringConvertible {
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let text):
+            let shown = text.count > 60 ? String(text.prefix(60)) + "..." : text
+            return "'\(shown)' is not an item key: expected a UUID such as 4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04"
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import HPSyncCLI
+
+HPSyncCommand.main()
