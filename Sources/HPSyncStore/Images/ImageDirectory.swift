@@ -1,0 +1,99 @@
+import Foundation
+import HPSyncCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `images/` folder: final files named by key and `.tmp-*` temporaries being written.
+struct ImageDirectory: Sendable {
+    static let tempPrefix = ".tmp-"
+
+    let url: URL
+    var path: String { url.path }
+
+    func finalPath(_ key: ItemKey) -> String { path + "/" + key.rawValue }
+    func tempPath(_ name: String) -> String { path + "/" + name }
+
+    /// A fresh temporary file name; random so that processes never collide.
+    func newTempName() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let hex = (0..<16).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }
+        return Self.tempPrefix + hex.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+    }
+
+    /// Copies `source` into a new fsynced temporary, hashing as it goes. Checks the image magic
+    /// and the size limit when `validate` is set.
+    func writeTemp(copying source: URL, maxBytes: Int64, validate: Bool) throws -> (name: String, ref: ImageRef) {
+        let sourcePath = source.path
+        let input = try FileIO.openForReading(sourcePath)
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0 else { throw StoreError.io(path: sourcePath, reason: FileIO.errorText()) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw StoreError.missingImageFile(path: sourcePath) }
+        if validate && Int64(info.st_size) > maxBytes {
+            throw StoreError.imageTooLarge(path: sourcePath, size: Int64(info.st_size), limit: maxBytes)
+        }
+        let name = newTempName()
+        let target = tempPath(name)
+        let output = try FileIO.create(target)
+        var hasher = SHA256()
+        var size: Int64 = 0
+        do {
+            defer { close(output) }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+            defer { buffer.deallocate() }
+            var first = true
+            while true {
+                let count = try FileIO.readChunk(input, into: buffer, path: sourcePath)
+                if count == 0 { break }
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                if first && validate {
+                    first = false
+                    guard ImageFormat.isImage(Array(chunk.prefix(16))) else {
+                        throw StoreError.notAnImage(path: sourcePath)
+                    }
+                }
+                size += Int64(count)
+                if size > maxBytes { throw StoreError.imageTooLarge(path: sourcePath, size: size, limit: maxBytes) }
+                hasher.update(chunk)
+                try FileIO.writeAll(output, chunk, path: target)
+            }
+            if validate && first { throw StoreError.notAnImage(path: sourcePath) }
+            try FileIO.sync(output, path: target)
+        } catch {
+            FileIO.unlinkIfPresent(target)
+            throw error
+        }
+        return (name, ImageRef(digest: hasher.finalize(), size: size))
+    }
+
+    /// A hard link of a staged temporary under a new temporary name, so one staged image can
+    /// be journaled for several keys.
+    func linkTemp(_ name: String) throws -> String {
+        let copy = newTempName()
+        try FileIO.linkFile(tempPath(name), tempPath(copy))
+        return copy
+    }
+
+    func syncDirectory() throws { try FileIO.syncDirectory(path) }
+
+    /// The names in `images/` with their age in seconds.
+    func listing() throws -> [(name: String, age: Double)] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw StoreError.io(path: path, reason: "\(error)")
+        }
+        let now = Date().timeIntervalSince1970
+        return names.map { name in
+            var info = stat()
+            guard stat(tempPath(name), &info) == 0 else { return (name, 0) }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            return (name, now - modified)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HPSyncCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Image bytes written to a temporary in `images/`, verified against the announced digest and
+/// fsynced, ready for `Store.applyRemote` to journal and rename into place.
+public struct StagedImage: Sendable, Hashable {
+    public let ref: ImageRef
+    let tempName: String
+    let directory: ImageDirectory
+
+    /// Removes the temporary; use when the image will not be applied.
+    public func discard() {
+        FileIO.unlinkIfPresent(directory.tempPath(tempName))
+    }
+
+    public static func == (lhs: StagedImage, rhs: StagedImage) -> Bool {
+        lhs.ref == rhs.ref && lhs.tempName == rhs.tempName
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ref)
+        hasher.combine(tempName)
+    }
+}
+
+/// Receives one image's bytes as they stream in, hashing and writing them to a temporary.
+public final class ImageStaging {
+    public let expected: ImageRef
+    private let directory: ImageDirectory
+    private let tempName: String
+    private var fd: Int32
+    private var hasher: SHA256?
+    private var received: Int64 = 0
+
+    init(expected: ImageRef, directory: ImageDirectory) throws {
+        self.expected = expected
+        self.directory = directory
+        self.tempName = directory.newTempName()
+        self.fd = try FileIO.create(directory.tempPath(tempName))
+        self.hasher = SHA256()
+    }
+
+    deinit {
+        if fd >= 0 {
+            close(fd)
+            FileIO.unlinkIfPresent(directory.tempPath(tempName))
+        }
+    }
+
+    /// Appends bytes; throws (and discards the temporary) past the announced size.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard fd >= 0 else { throw StoreError.io(path: directory.tempPath(tempName), reason: "staging already closed") }
+        received += Int64(bytes.count)
+        guard received <= expected.size else {
+            abort()
+            throw StoreError.stagingOverflow(expected: expected.size)
+        }
+        hasher!.update(bytes)
+        do {
+            try FileIO.writeAll(fd, bytes, path: directory.tempPath(tempName))
+        } catch {
+            abort()
+            throw error
+        }
+    }
+
+    /// Verifies size and SHA-256, fsyncs and returns the staged image; on mismatch the temporary
+    /// is removed and `StoreError.digestMismatch` thrown.
+    public func finish() throws -> StagedImage {
+        let path = directory.tempPath(tempName)
+        guard fd >= 0, let hasher = hasher.take() else {
+            throw StoreError.io(path: path, reason: "staging already closed")
+        }
+        let actual = ImageRef(digest: hasher.finalize(), size: received)
+        guard actual == expected else {
+            abort()
+            throw StoreError.digestMismatch(expected: expected, actual: actual)
+        }
+        do {
+            try FileIO.sync(fd, path: path)
+        } catch {
+            abort()
+            throw error
+        }
+        close(fd)
+        fd = -1
+        return StagedImage(ref: actual, tempName: tempName, directory: directory)
+    }
+
+    /// Closes and removes the temporary.
+    public func abort() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+        FileIO.unlinkIfPresent(directory.tempPath(tempName))
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+
+/// The image journal: how a committed row and the file named by its key are kept in step.
+///
+/// A new image is written to `images/.tmp-*` and fsynced; the row naming its digest commits
+/// together with a `pendingImage(key, tempName)` entry; then, in a short write transaction (so
+/// writers in other processes are serialised), the temporary is renamed to `images/<KEY>` and
+/// the entry deleted. Whoever finds an entry (this process, the next `open`, `verify --repair`)
+/// may finish it: the steps are idempotent.
+extension Store {
+    /// Journals `tempName` as the next file of `key`; returns a temporary it superseded.
+    func journal(_ db: Database, key: ItemKey, tempName: String) throws -> String? {
+        let previous = try PendingImageRecord.fetchOne(db, key: key.rawValue)
+        try PendingImageRecord(key: key.rawValue, tempName: tempName).save(db)
+        return previous.map(\.tempName).flatMap { $0 == tempName ? nil : $0 }
+    }
+
+    /// Removes `key`'s journal entry; returns the temporary it named.
+    func dropJournal(_ db: Database, key: ItemKey) throws -> String? {
+        guard let previous = try PendingImageRecord.fetchOne(db, key: key.rawValue) else { return nil }
+        try previous.delete(db)
+        return previous.tempName
+    }
+
+    /// Renames `tempName` into place for `key` if the journal still names it, else discards it.
+    func finalizeImage(key: ItemKey, tempName: String) throws {
+        try hooks.get().afterCommitBeforeFinalize?()
+        try write { db in
+            let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
+            if let pending, pending.tempName == tempName {
+                let temp = images.tempPath(tempName)
+                if FileIO.exists(temp) { try FileIO.renameFile(temp, images.finalPath(key)) }
+                try pending.delete(db)
+            } else {
+                // A later transaction superseded or already finished this write.
+                FileIO.unlinkIfPresent(images.tempPath(tempName))
+            }
+        }
+        try images.syncDirectory()
+    }
+
+    /// Finishes every journaled image (after a crash, or another process's interrupted write).
+    @discardableResult
+    func rollForwardPendingImages() throws -> [ItemKey] {
+        let finished = try write { db -> [ItemKey] in
+            var finished: [ItemKey] = []
+            for pending in try PendingImageRecord.fetchAll(db) {
+                let temp = images.tempPath(pending.tempName)
+                if let key = try? ItemKey(pending.key), FileIO.exists(temp) {
+                    try FileIO.renameFile(temp, images.finalPath(key))
+                    finished.append(key)
+                }
+                try pending.delete(db)
+            }
+            return finished
+        }
+        if !finished.isEmpty {
+            try images.syncDirectory()
+            logger.notice("rolled interrupted image writes forward", metadata: ["count": "\(finished.count)"])
+        }
+        return finished
+    }
+
+    /// Unlinks `images/<KEY>` for keys whose committed row no longer names an image.
+    func unlinkImagesIfUnused(_ keys: [ItemKey], temporaries: [String] = []) throws {
+        for name in temporaries { FileIO.unlinkIfPresent(images.tempPath(name)) }
+        guard !keys.isEmpty else { return }
+        try write { db in
+            for key in keys {
+                let row = try ItemRecord.fetch(db, key: key)
+                let hasImage = row.map { !$0.deleted && $0.imageDigest != nil } ?? false
+                let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
+                if !hasImage && pending == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
+            }
+        }
+        try images.syncDirectory()
+    }
+
+    /// Files in `images/` that no row or journal entry accounts for.
+    func unaccountedImageFiles(_ db: Database, listing: [(name: String, age: Double)]) throws -> [(
+        name: String, age: Double
+    )] {
+        let withImages = try Set(
+            String.fetchAll(db, sql: "SELECT key FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL"))
+        let pendingTemps = try Set(String.fetchAll(db, sql: "SELECT tempName FROM pendingImage"))
+        let pendingKeys = try Set(String.fetchAll(db, sql: "SELECT key FROM pendingImage"))
+        return listing.filter { entry in
+            if entry.name.hasPrefix(ImageDirectory.tempPrefix) { return !pendingTemps.contains(entry.name) }
+            return !withImages.contains(entry.name) && !pendingKeys.contains(entry.name)
+        }
+    }
+
+    /// Deletes orphans and stale temporaries older than `age` seconds; younger ones may belong
+    /// to another process's write in flight. Returns the names removed.
+    @discardableResult
+    func sweep(olderThan age: Double) throws -> [String] {
+        let listing = try images.listing()
+        let removed = try write { db -> [String] in
+            let stale = try unaccountedImageFiles(db, listing: listing).filter { $0.age >= age }
+            for entry in stale { FileIO.unlinkIfPresent(images.tempPath(entry.name)) }
+            return stale.map(\.name)
+        }
+        if !removed.isEmpty {
+            try images.syncDirectory()
+            logger.notice("swept orphan image files", metadata: ["count": "\(removed.count)"])
+        }
+        return removed
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import HPSyncCrypto
+
+/// Which way a sync session moves changes, as seen from this store.
+public enum SyncDirection: String, Sendable, Codable, CaseIterable {
+    case pull, push
+}
+
+/// One entry of the change feed: the current version of a key, as of `seq`.
+public struct ChangeEntry: Sendable, Hashable {
+    public var key: ItemKey
+    public var version: Version
+    public var deleted: Bool
+    public var seq: Int64
+
+    public init(key: ItemKey, version: Version, deleted: Bool, seq: Int64) {
+        self.key = key
+        self.version = version
+        self.deleted = deleted
+        self.seq = seq
+    }
+}
+
+/// What a batch of local changes or an import did.
+public struct ChangeSet: Sendable, Codable, Hashable {
+    public var inserted: [ItemKey]
+    public var updated: [ItemKey]
+    public var deleted: [ItemKey]
+    public var imagesWritten: Int
+    public var imageBytes: Int64
+
+    public init(
+        inserted: [ItemKey] = [], updated: [ItemKey] = [], deleted: [ItemKey] = [], imagesWritten: Int = 0,
+        imageBytes: Int64 = 0
+    ) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.imagesWritten = imagesWritten
+        self.imageBytes = imageBytes
+    }
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    public mutating func formUnion(_ other: ChangeSet) {
+        inserted += other.inserted
+        updated += other.updated
+        deleted += other.deleted
+        imagesWritten += other.imagesWritten
+        imageBytes += other.imageBytes
+    }
+}
+
+/// A record received from a peer (or an import), with its image bytes already staged.
+public struct IncomingRecord: Sendable {
+    public var item: Item
+    /// The staged bytes of `item.image`; nil when the item has no image, or when this store's
+    /// row for the key already names the same image.
+    public var image: StagedImage?
+
+    public init(item: Item, image: StagedImage? = nil) {
+        self.item = item
+        self.image = image
+    }
+}
+
+/// Where a sync session got to, committed with the batch that got it there.
+public struct CheckpointUpdate: Sendable, Hashable {
+    public var peerStore: StoreID
+    public var direction: SyncDirection
+    public var seq: Int64
+
+    public init(peerStore: StoreID, direction: SyncDirection, seq: Int64) {
+        self.peerStore = peerStore
+        self.direction = direction
+        self.seq = seq
+    }
+}
+
+/// A received record that was not applied, and why.
+public struct RefusedRecord: Sendable, Hashable {
+    public var key: ItemKey
+    public var reason: String
+
+    public init(key: ItemKey, reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+}
+
+/// What `applyRemote` did with a batch.
+public struct ApplyOutcome: Sendable, Hashable {
+    public var inserted: [ItemKey] = []
+    public var updated: [ItemKey] = []
+    public var deleted: [ItemKey] = []
+    /// Tombstones stored for keys that had no live item here (they still propagate).
+    public var tombstonesRecorded: [ItemKey] = []
+    /// Records whose version did not beat the local one.
+    public var skipped: [ItemKey] = []
+    public var refused: [RefusedRecord] = []
+    public var imagesWritten: Int = 0
+    public var imageBytes: Int64 = 0
+
+    public init() {}
+
+    /// The same outcome as a change set, for reporting.
+    public var changeSet: ChangeSet {
+        ChangeSet(
+            inserted: inserted, updated: updated, deleted: deleted, imagesWritten: imagesWritten,
+            imageBytes: imageBytes)
+    }
+}
+
+/// Counts shown by `hp-sync status`.
+public struct StoreStatus: Sendable, Hashable, Codable {
+    public var items: Int
+    public var tombstones: Int
+    public var images: Int
+    public var imageBytes: Int64
+    public var lastSeq: Int64
+    public var peers: Int
+}
+
+/// A new item, as the CLI or an API caller describes it.
+public struct ItemDraft: Sendable {
+    /// nil makes a random key.
+    public var key: ItemKey?
+    public var name: String
+    public var serialNumber: String?
+    public var valueInDollars: Int64
+    /// nil uses the current time.
+    public var dateCreatedMilliseconds: Int64?
+    public var imageFile: URL?
+
+    public init(
+        key: ItemKey? = nil, name: String, serialNumber: String? = nil, valueInDollars: Int64 = 0,
+        dateCreatedMilliseconds: Int64? = nil, imageFile: URL? = nil
+    ) {
+        self.key = key
+        self.name = name
+        self.serialNumber = serialNumber
+        self.valueInDollars = valueInDollars
+        self.dateCreatedMilliseconds = dateCreatedMilliseconds
+        self.imageFile = imageFile
+    }
+}
+
+/// What to do with a serial number in an edit.
+public enum SerialChange: Sendable, Hashable {
+    case keep
+    case set(String)
+    case clear
+}
+
+/// Changes to an item's fields; nil and `.keep` leave a field as it is.
+public struct ItemEdit: Sendable {
+    public var name: String?
+    public var serialNumber: SerialChange
+    public var valueInDollars: Int64?
+
+    public init(name: String? = nil, serialNumber: SerialChange = .keep, valueInDollars: Int64? = nil) {
+        self.name = name
+        self.serialNumber = serialNumber
+        self.valueInDollars = valueInDollars
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// One row of `item`: the current version of a key, live or tombstone.
+struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "item"
+
+    enum Columns {
+        static let key = Column("key")
+        static let name = Column("name")
+        static let serialNumber = Column("serialNumber")
+        static let valueInDollars = Column("valueInDollars")
+        static let dateCreated = Column("dateCreated")
+        static let imageDigest = Column("imageDigest")
+        static let imageSize = Column("imageSize")
+        static let stamp = Column("stamp")
+        static let origin = Column("origin")
+        static let deleted = Column("deleted")
+        static let seq = Column("seq")
+    }
+
+    var key: String
+    var name: String
+    var serialNumber: String?
+    var valueInDollars: Int64
+    var dateCreated: Int64
+    var imageDigest: Data?
+    var imageSize: Int64?
+    /// The stamp's UInt64 stored as its Int64 bit pattern.
+    var stamp: Int64
+    var origin: Data
+    var deleted: Bool
+    var seq: Int64
+
+    init(_ item: Item, seq: Int64) {
+        key = item.key.rawValue
+        name = item.name
+        serialNumber = item.serialNumber
+        valueInDollars = item.valueInDollars
+        dateCreated = item.dateCreatedMilliseconds
+        imageDigest = item.image.map { Data($0.digest.bytes) }
+        imageSize = item.image?.size
+        stamp = Int64(bitPattern: item.version.stamp.rawValue)
+        origin = Data(item.version.origin.bytes)
+        deleted = item.deleted
+        self.seq = seq
+    }
+
+    var version: Version {
+        get throws {
+            guard let node = NodeID(bytes: origin) else {
+                throw StoreError.database("item \(key) has a malformed origin")
+            }
+            return Version(stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)), origin: node)
+        }
+    }
+
+    var imageRef: ImageRef? {
+        guard let imageDigest, let imageSize, let digest = SHA256Digest(bytes: imageDigest) else { return nil }
+        return ImageRef(digest: digest, size: imageSize)
+    }
+
+    func item() throws -> Item {
+        Item(
+            key: try ItemKey(key), name: name, serialNumber: serialNumber, valueInDollars: valueInDollars,
+            dateCreatedMilliseconds: dateCreated, image: imageRef, version: try version, deleted: deleted)
+    }
+
+    func changeEntry() throws -> ChangeEntry {
+        ChangeEntry(key: try ItemKey(key), version: try version, deleted: deleted, seq: seq)
+    }
+
+    /// Inserts or replaces the row for this key through one cached statement (the hot path of
+    /// imports and pulls).
+    func write(_ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
+                  imageSize, stamp, origin, deleted, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                """)
+        try statement.execute(arguments: [
+            key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize, stamp, origin, deleted, seq,
+        ])
+    }
+
+    /// The current row for `key`, through a cached statement.
+    static func fetch(_ db: Database, key: ItemKey) throws -> ItemRecord? {
+        let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key = ?")
+        return try ItemRecord.fetchOne(statement, arguments: [key.rawValue])
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// The single row of `meta`: this store's identity, clock high-water mark and last seq.
+struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "meta"
+
+    enum Columns {
+        static let storeID = Column("storeID")
+        static let nodeID = Column("nodeID")
+        static let hlcHighWater = Column("hlcHighWater")
+        static let lastSeq = Column("lastSeq")
+    }
+
+    var id: Int64 = 1
+    var storeID: Data
+    var nodeID: Data
+    /// The highest stamp seen (UInt64 as Int64 bit pattern).
+    var hlcHighWater: Int64
+    var lastSeq: Int64
+    var schemaVersion: Int64
+    var createdAt: Int64
+
+    static func load(_ db: Database) throws -> MetaRecord {
+        guard let meta = try MetaRecord.fetchOne(db, key: 1) else {
+            throw StoreError.database("the meta row is missing; the store is damaged, restore it from a peer")
+        }
+        return meta
+    }
+
+    var highWater: VersionStamp {
+        get { VersionStamp(rawValue: UInt64(bitPattern: hlcHighWater)) }
+        set { hlcHighWater = Int64(bitPattern: newValue.rawValue) }
+    }
+}

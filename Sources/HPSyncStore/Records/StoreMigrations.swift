@@ -1,0 +1,56 @@
+import GRDB
+
+/// The store's schema, as named migrations. A migration is never edited once it has landed:
+/// change the schema by appending a new one.
+enum StoreMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-initial") { db in
+            try db.create(table: "item") { t in
+                t.primaryKey("key", .text)
+                t.column("name", .text).notNull()
+                t.column("serialNumber", .text)
+                t.column("valueInDollars", .integer).notNull()
+                t.column("dateCreated", .integer).notNull()
+                t.column("imageDigest", .blob)
+                t.column("imageSize", .integer)
+                t.column("stamp", .integer).notNull()
+                t.column("origin", .blob).notNull()
+                t.column("deleted", .boolean).notNull().defaults(to: false)
+                t.column("seq", .integer).notNull().unique()
+            }
+            try db.create(index: "item_on_imageDigest", on: "item", columns: ["imageDigest"])
+            try db.create(table: "meta") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("storeID", .blob).notNull()
+                t.column("nodeID", .blob).notNull()
+                t.column("hlcHighWater", .integer).notNull()
+                t.column("lastSeq", .integer).notNull()
+                t.column("schemaVersion", .integer).notNull()
+                t.column("createdAt", .integer).notNull()
+            }
+            try db.create(table: "peer") { t in
+                t.primaryKey("name", .text)
+                t.column("nodeID", .blob).notNull().unique()
+                t.column("address", .text)
+                t.column("permission", .text).notNull().check { ["read", "read-write"].contains($0) }
+                t.column("addedAt", .integer).notNull()
+            }
+            try db.create(table: "checkpoint") { t in
+                t.column("peerStoreID", .blob).notNull()
+                t.column("direction", .text).notNull().check { ["pull", "push"].contains($0) }
+                t.column("seq", .integer).notNull()
+                t.column("updatedAt", .integer).notNull()
+                t.primaryKey(["peerStoreID", "direction"])
+            }
+            try db.create(table: "pendingImage") { t in
+                t.primaryKey("key", .text)
+                t.column("tempName", .text).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// The schema version written to `meta` at creation.
+    static let schemaVersion = 1
+}

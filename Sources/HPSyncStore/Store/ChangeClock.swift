@@ -1,0 +1,39 @@
+import GRDB
+
+/// The hybrid logical clock and change counter of one write transaction.
+///
+/// Loaded from `meta` at the start of a transaction, advanced in memory for every change, and
+/// saved back before commit, so stamps, seqs and the rows that carry them commit together.
+struct ChangeClock {
+    private(set) var meta: MetaRecord
+    let nowMilliseconds: UInt64
+
+    init(_ db: Database, now: UInt64) throws {
+        meta = try MetaRecord.load(db)
+        nowMilliseconds = now
+    }
+
+    /// The stamp for a local change: `max(now, highest seen + 1)`, so it never goes backwards.
+    mutating func nextLocalStamp() -> VersionStamp {
+        let wall = VersionStamp(milliseconds: nowMilliseconds)
+        let next = max(wall.rawValue, meta.highWater.rawValue &+ 1)
+        meta.highWater = VersionStamp(rawValue: next)
+        return meta.highWater
+    }
+
+    /// Raises the high-water mark to a stamp seen from elsewhere.
+    mutating func observe(_ stamp: VersionStamp) {
+        if stamp > meta.highWater { meta.highWater = stamp }
+    }
+
+    /// The next change sequence number of this store.
+    mutating func nextSeq() -> Int64 {
+        meta.lastSeq += 1
+        return meta.lastSeq
+    }
+
+    func save(_ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ? WHERE id = 1")
+        try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq])
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// Changes made on this node: each is one transaction, with the next stamp and seq and this
+/// node as origin.
+extension Store {
+    /// Adds a new item, copying its image (if any) into the store.
+    public func add(_ draft: ItemDraft) throws -> Item {
+        try Self.validate(name: draft.name, serial: draft.serialNumber, requireName: true)
+        let key = draft.key ?? ItemKey.random()
+        let image = try draft.imageFile.map { try stageLocalImage($0) }
+        return try commitLocal(key: key, image: image) { db, clock in
+            if let existing = try ItemRecord.fetch(db, key: key), !existing.deleted { throw StoreError.keyExists(key) }
+            let created = draft.dateCreatedMilliseconds ?? Int64(clock.nowMilliseconds)
+            return Item(
+                key: key, name: draft.name, serialNumber: draft.serialNumber, valueInDollars: draft.valueInDollars,
+                dateCreatedMilliseconds: created, image: image?.ref,
+                version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
+        }
+    }
+
+    /// Changes an item's fields; the image is left as it is.
+    public func edit(_ key: ItemKey, _ edit: ItemEdit) throws -> Item {
+        if let name = edit.name { try Self.validate(name: name, serial: nil, requireName: true) }
+        if case .set(let serial) = edit.serialNumber {
+            try Self.validate(name: "x", serial: serial, requireName: false)
+        }
+        return try commitLocal(key: key, image: nil) { db, clock in
+            var item = try Self.liveItem(db, key)
+            if let name = edit.name { item.name = name }
+            switch edit.serialNumber {
+            case .keep: break
+            case .set(let serial): item.serialNumber = serial
+            case .clear: item.serialNumber = nil
+            }
+            if let value = edit.valueInDollars { item.valueInDollars = value }
+            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            return item
+        }
+    }
+
+    /// Replaces an item's image with a copy of `file` (JPEG, PNG, HEIC or GIF).
+    public func setImage(_ key: ItemKey, from file: URL) throws -> Item {
+        let image = try stageLocalImage(file)
+        return try commitLocal(key: key, image: image) { db, clock in
+            var item = try Self.liveItem(db, key)
+            item.image = image.ref
+            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            return item
+        }
+    }
+
+    /// Removes an item's image; the file is unlinked after the row commits.
+    public func removeImage(_ key: ItemKey) throws -> Item {
+        var dropped: String?
+        let item = try write { db -> Item in
+            var item = try Self.liveItem(db, key)
+            dropped = try dropJournal(db, key: key)
+            guard item.image != nil else { return item }
+            var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+            item.image = nil
+            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            try ItemRecord(item, seq: clock.nextSeq()).write(db)
+            try clock.save(db)
+            return item
+        }
+        try unlinkImagesIfUnused([key], temporaries: dropped.map { [$0] } ?? [])
+        return item
+    }
+
+    /// Deletes all `keys` in one transaction: tombstones commit first, files are unlinked after.
+    /// An unknown or already deleted key fails the whole call and nothing changes.
+    public func delete(_ keys: [ItemKey]) throws -> ChangeSet {
+        var unique: [ItemKey] = []
+        var seen = Set<ItemKey>()
+        for key in keys where seen.insert(key).inserted { unique.append(key) }
+        var dropped: [String] = []
+        try write { db in
+            var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+            for key in unique {
+                guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
+                guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
+                let tombstone = Item.tombstone(
+                    key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
+                try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)
+                if let temp = try dropJournal(db, key: key) { dropped.append(temp) }
+            }
+            try clock.save(db)
+        }
+        try unlinkImagesIfUnused(unique, temporaries: dropped)
+        return ChangeSet(deleted: unique)
+    }
+
+    // MARK: - Helpers
+
+    /// Copies a local image file into a temporary, checking format and size.
+    func stageLocalImage(_ file: URL) throws -> (name: String, ref: ImageRef) {
+        let staged = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: true)
+        do {
+            try hooks.get().afterTempWritten?()
+        } catch {
+            FileIO.unlinkIfPresent(images.tempPath(staged.name))
+            throw error
+        }
+        return staged
+    }
+
+    /// Commits the item `body` builds with the next seq, journals its new image, then renames the
+    /// image into place. On failure the temporary is removed.
+    func commitLocal(
+        key: ItemKey, image: (name: String, ref: ImageRef)?, _ body: (Database, inout ChangeClock) throws -> Item
+    ) throws -> Item {
+        var superseded: String?
+        let item: Item
+        do {
+            item = try write { db -> Item in
+                var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+                let item = try body(db, &clock)
+                try ItemRecord(item, seq: clock.nextSeq()).write(db)
+                if let image { superseded = try journal(db, key: key, tempName: image.name) }
+                try clock.save(db)
+                return item
+            }
+        } catch {
+            if let image { FileIO.unlinkIfPresent(images.tempPath(image.name)) }
+            throw error
+        }
+        if let superseded { FileIO.unlinkIfPresent(images.tempPath(superseded)) }
+        if let image { try finalizeImage(key: key, tempName: image.name) }
+        return item
+    }
+
+    static func liveItem(_ db: Database, _ key: ItemKey) throws -> Item {
+        guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
+        guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
+        return try row.item()
+    }
+
+    static func validate(name: String, serial: String?, requireName: Bool) throws {
+        if requireName && name.isEmpty { throw StoreError.invalidName("the name is empty; give a name") }
+        if name.utf8.count > ItemLimits.maxNameBytes {
+            throw StoreError.invalidName("longer than \(ItemLimits.maxNameBytes) bytes; shorten it")
+        }
+        if let serial, serial.utf8.count > ItemLimits.maxSerialBytes {
+            throw StoreError.invalidSerial("longer than \(ItemLimits.maxSerialBytes) bytes; shorten it")
+        }
+    }
+}

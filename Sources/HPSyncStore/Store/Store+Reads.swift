@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// Reading items, the change feed and the counts.
+extension Store {
+    /// The current row for `key`, tombstones included.
+    public func item(_ key: ItemKey) throws -> Item? {
+        try read { db in try ItemRecord.fetch(db, key: key)?.item() }
+    }
+
+    /// All items ordered by key; tombstones only when asked for.
+    public func items(includeDeleted: Bool = false) throws -> [Item] {
+        try read { db in
+            let sql =
+                includeDeleted
+                ? "SELECT * FROM item ORDER BY key" : "SELECT * FROM item WHERE deleted = 0 ORDER BY key"
+            return try ItemRecord.fetchCursor(db, sql: sql).map { try $0.item() }.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    /// The live item whose key starts with `prefix` (at least 4 characters, any case), or the
+    /// item with exactly that key. Ambiguous and unknown prefixes are errors.
+    public func resolve(prefix: String) throws -> ItemKey {
+        if let key = try? ItemKey(prefix) {
+            guard try item(key) != nil else { throw StoreError.unknownKey(key.rawValue) }
+            return key
+        }
+        let upper = prefix.uppercased()
+        guard upper.utf8.allSatisfy({ c in (48...57).contains(c) || (65...70).contains(c) || c == 45 }),
+            upper.utf8.count <= 36
+        else { throw StoreError.invalidKey(prefix) }
+        guard upper.utf8.count >= 4 else { throw StoreError.prefixTooShort(prefix) }
+        let matches = try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT key FROM item WHERE key >= ? AND key < ? AND deleted = 0 ORDER BY key LIMIT 11",
+                arguments: [upper, upper + "~"])
+        }
+        switch matches.count {
+        case 0: throw StoreError.unknownKey(prefix)
+        case 1: return try ItemKey(matches[0])
+        default: throw StoreError.ambiguousPrefix(prefix, candidates: matches.compactMap { try? ItemKey($0) })
+        }
+    }
+
+    /// Counts of items, tombstones, images and the last seq.
+    public func status() throws -> StoreStatus {
+        try read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT
+                      COALESCE(SUM(deleted = 0), 0) AS items,
+                      COALESCE(SUM(deleted = 1), 0) AS tombstones,
+                      COALESCE(SUM(deleted = 0 AND imageDigest IS NOT NULL), 0) AS images,
+                      COALESCE(SUM(CASE WHEN deleted = 0 THEN imageSize ELSE 0 END), 0) AS imageBytes
+                    FROM item
+                    """)!
+            let meta = try MetaRecord.load(db)
+            return StoreStatus(
+                items: row["items"], tombstones: row["tombstones"], images: row["images"],
+                imageBytes: row["imageBytes"], lastSeq: meta.lastSeq, peers: try PeerRecord.fetchCount(db))
+        }
+    }
+
+    /// The seq of this store's latest change.
+    public var lastSeq: Int64 {
+        get throws { try read { db in try MetaRecord.load(db).lastSeq } }
+    }
+
+    /// Up to `limit` feed entries with seq greater than `seq`, in ascending seq.
+    public func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
+        try read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT key, stamp, origin, deleted, seq FROM item WHERE seq > ? ORDER BY seq LIMIT ?")
+            var entries: [ChangeEntry] = []
+            entries.reserveCapacity(min(limit, 10_000))
+            let rows = try Row.fetchCursor(statement, arguments: [seq, limit])
+            while let row = try rows.next() {
+                let keyText: String = row[0]
+                let originBytes: Data = row[2]
+                guard let key = try? ItemKey(keyText), let origin = NodeID(bytes: originBytes) else {
+                    throw StoreError.database("row \(keyText) is malformed; run `hp-sync verify`")
+                }
+                let stamp: Int64 = row[1]
+                entries.append(
+                    ChangeEntry(
+                        key: key,
+                        version: Version(stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)), origin: origin),
+                        deleted: row[3], seq: row[4]))
+            }
+            return entries
+        }
+    }
+
+    /// The current version of each of `keys` that this store has.
+    public func currentVersions(_ keys: [ItemKey]) throws -> [ItemKey: ChangeEntry] {
+        try read { db in
+            var result: [ItemKey: ChangeEntry] = [:]
+            for key in keys {
+                if let row = try ItemRecord.fetch(db, key: key) { result[key] = try row.changeEntry() }
+            }
+            return result
+        }
+    }
+
+    /// The current rows of `keys`, tombstones included, in the same order; unknown keys omitted.
+    public func records(_ keys: [ItemKey]) throws -> [Item] {
+        try read { db in try keys.compactMap { try ItemRecord.fetch(db, key: $0)?.item() } }
+    }
+
+    /// A committed local image file with `digest` (under any key), or nil.
+    public func imageFile(withDigest digest: SHA256Digest) throws -> URL? {
+        let keys = try read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT key FROM item WHERE imageDigest = ? AND deleted = 0
+                      AND key NOT IN (SELECT key FROM pendingImage) LIMIT 8
+                    """, arguments: [Data(digest.bytes)])
+        }
+        for text in keys {
+            guard let key = try? ItemKey(text) else { continue }
+            let url = imageFileURL(for: key)
+            if FileIO.exists(url.path) { return url }
+        }
+        return nil
+    }
+
+    /// How far this store has read `peerStore`'s feed in `direction`; 0 if never.
+    public func checkpoint(peerStore: StoreID, direction: SyncDirection) throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT seq FROM checkpoint WHERE peerStoreID = ? AND direction = ?",
+                arguments: [Data(peerStore.bytes), direction.rawValue]) ?? 0
+        }
+    }
+}

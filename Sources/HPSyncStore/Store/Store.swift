@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+import Logging
+
+/// A node's inventory: items, tombstones and images in one directory, shared safely by every
+/// process that opens it (a `serve` daemon and CLI commands).
+///
+/// Layout: `store.sqlite` (WAL), `images/<KEY>`, `identity/` (owned by the crypto module).
+public final class Store: Sendable {
+    public let directory: URL
+    public let storeID: StoreID
+    let configuration: StoreConfiguration
+    let clock: any WallClock
+    let logger: Logger
+    let database: DatabasePool
+    let images: ImageDirectory
+    private let currentNodeID: Locked<NodeID>
+    let hooks = Locked(TestHooks())
+
+    static let databaseName = "store.sqlite"
+
+    private init(
+        directory: URL, database: DatabasePool, meta: MetaRecord, configuration: StoreConfiguration,
+        clock: any WallClock, logger: Logger
+    ) throws {
+        guard let storeID = StoreID(bytes: meta.storeID), let nodeID = NodeID(bytes: meta.nodeID) else {
+            throw StoreError.database("the meta row is malformed; the store is damaged, restore it from a peer")
+        }
+        self.directory = directory
+        self.storeID = storeID
+        self.currentNodeID = Locked(nodeID)
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        self.database = database
+        self.images = ImageDirectory(url: directory.appendingPathComponent("images", isDirectory: true))
+    }
+
+    /// The node ID stamped as origin on local changes.
+    public var nodeID: NodeID { currentNodeID.get() }
+
+    /// Creates a new, empty store in `directory` (made if missing); refuses if one exists there.
+    public static func create(
+        at directory: URL, nodeID: NodeID, configuration: StoreConfiguration = .init(),
+        clock: any WallClock = SystemClock(), logger: Logger
+    ) throws -> Store {
+        let fileManager = FileManager.default
+        let databaseURL = directory.appendingPathComponent(databaseName)
+        if fileManager.fileExists(atPath: databaseURL.path) { throw StoreError.storeExists(path: directory.path) }
+        do {
+            try fileManager.createDirectory(
+                at: directory.appendingPathComponent("images", isDirectory: true), withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.cannotCreate(path: directory.path, reason: "\(error.localizedDescription)")
+        }
+        let pool = try openPool(databaseURL, configuration: configuration, createIfMissing: true)
+        let meta = try wrap {
+            try StoreMigrations.migrator.migrate(pool)
+            return try pool.write { db -> MetaRecord in
+                if let existing = try MetaRecord.fetchOne(db, key: 1) { return existing }
+                let meta = MetaRecord(
+                    storeID: Data(StoreID.random().bytes), nodeID: Data(nodeID.bytes), hlcHighWater: 0, lastSeq: 0,
+                    schemaVersion: Int64(StoreMigrations.schemaVersion),
+                    createdAt: Int64(clock.nowMilliseconds()))
+                try meta.insert(db)
+                return meta
+            }
+        }
+        logger.info("created store", metadata: ["path": "\(directory.path)"])
+        return try Store(
+            directory: directory, database: pool, meta: meta, configuration: configuration, clock: clock,
+            logger: logger)
+    }
+
+    /// Opens the store in `directory`, rolls committed-but-unrenamed images forward and sweeps
+    /// stale temporaries and orphans.
+    public static func open(
+        at directory: URL, configuration: StoreConfiguration = .init(), clock: any WallClock = SystemClock(),
+        logger: Logger
+    ) throws -> Store {
+        let databaseURL = directory.appendingPathComponent(databaseName)
+        guard FileManager.default.fileExists(atPath: databaseURL.path) else {
+            throw StoreError.noStore(path: directory.path)
+        }
+        let pool = try openPool(databaseURL, configuration: configuration, createIfMissing: false)
+        let meta = try wrap {
+            let migrator = StoreMigrations.migrator
+            if try pool.read({ try migrator.hasBeenSuperseded($0) }) {
+                throw StoreError.newerSchema("unknown migrations in \(databaseURL.path)")
+            }
+            try migrator.migrate(pool)
+            return try pool.read { try MetaRecord.load($0) }
+        }
+        try? FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("images", isDirectory: true), withIntermediateDirectories: true)
+        let store = try Store(
+            directory: directory, database: pool, meta: meta, configuration: configuration, clock: clock,
+            logger: logger)
+        try store.rollForwardPendingImages()
+        try store.sweep(olderThan: configuration.sweepAgeSeconds)
+        return store
+    }
+
+    private static func openPool(_ url: URL, configuration: StoreConfiguration, createIfMissing: Bool) throws
+        -> DatabasePool
+    {
+        var config = Configuration()
+        config.busyMode = .timeout(configuration.busyTimeoutSeconds)
+        config.label = "hp-sync store"
+        do {
+            return try DatabasePool(path: url.path, configuration: config)
+        } catch {
+            throw createIfMissing
+                ? StoreError.cannotCreate(path: url.path, reason: "\(error)")
+                : StoreError.database("cannot open \(url.path): \(error)")
+        }
+    }
+
+    /// Replaces the placeholder node ID with the real identity; future changes carry it.
+    public func setNodeID(_ id: NodeID) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE meta SET nodeID = ? WHERE id = 1", arguments: [Data(id.bytes)])
+        }
+        currentNodeID.set(id)
+    }
+
+    /// The path of an item's image file (which exists only when the item has an image).
+    public func imageFileURL(for key: ItemKey) -> URL {
+        images.url.appendingPathComponent(key.rawValue)
+    }
+
+    /// Runs `body` in one IMMEDIATE write transaction, mapping database errors to `StoreError`.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.wrap { try database.write(body) }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.wrap { try database.read(body) }
+    }
+
+    static func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                throw StoreError.busy(error.message ?? "database is locked")
+            }
+            throw StoreError.database("\(error)")
+        }
+    }
+}

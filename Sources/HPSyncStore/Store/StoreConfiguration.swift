@@ -1,0 +1,72 @@
+import Foundation
+
+/// Tunables of one opened store.
+public struct StoreConfiguration: Sendable {
+    /// The largest image accepted from any source.
+    public var maxImageBytes: Int64
+    /// How far ahead of the local clock a received stamp may be before it is refused.
+    public var maxClockSkewMilliseconds: UInt64
+    /// Orphan images and temporaries younger than this are left alone: another process may be
+    /// writing them right now.
+    public var sweepAgeSeconds: Double
+    /// How long a writer waits for another process's transaction before giving up.
+    public var busyTimeoutSeconds: Double
+
+    public init(
+        maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes,
+        maxClockSkewMilliseconds: UInt64 = 10 * 60 * 1000,
+        sweepAgeSeconds: Double = 15 * 60,
+        busyTimeoutSeconds: Double = 5
+    ) {
+        self.maxImageBytes = maxImageBytes
+        self.maxClockSkewMilliseconds = maxClockSkewMilliseconds
+        self.sweepAgeSeconds = sweepAgeSeconds
+        self.busyTimeoutSeconds = busyTimeoutSeconds
+    }
+}
+
+/// The wall clock the hybrid logical clock reads; tests inject one they can set back.
+public protocol WallClock: Sendable {
+    func nowMilliseconds() -> UInt64
+}
+
+/// The system's real-time clock.
+public struct SystemClock: WallClock {
+    public init() {}
+
+    public func nowMilliseconds() -> UInt64 {
+        let seconds = Date().timeIntervalSince1970
+        return seconds > 0 ? UInt64(seconds * 1000) : 0
+    }
+}
+
+/// A value guarded by a lock, for the few mutable parts of a `Sendable` store.
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func get() -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func set(_ newValue: Value) {
+        lock.lock()
+        defer { lock.unlock() }
+        value = newValue
+    }
+}
+
+/// Failure injection points, used by tests to simulate a crash between the steps of a write.
+struct TestHooks: Sendable {
+    /// Runs after an image's temporary file is written and before the row is committed.
+    var afterTempWritten: (@Sendable () throws -> Void)?
+    /// Runs after the row and the journal entry are committed, before the file is renamed.
+    var afterCommitBeforeFinalize: (@Sendable () throws -> Void)?
+}
+
+/// Thrown by test hooks to simulate a process that died at that point.
+struct SimulatedCrash: Error {}
