@@ -28,6 +28,7 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case digestMismatch(expected: ImageRef, actual: ImageRef)
     case invalidRecord(ItemKey, reason: String)
     case invalidImport(String)
+    case missingImportFile(path: String)
     case missingImportImage(ItemKey, directory: String)
 
     public var description: String {
@@ -88,6 +89,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "record \(key) is invalid: \(reason); nothing from this batch was applied"
         case .invalidImport(let reason):
             return "cannot import: \(reason); check that the file was written by `hp-sync export`"
+        case .missingImportFile(let path):
+            return "cannot read \(path); check the path of the file to import"
         case .missingImportImage(let key, let directory):
             return "the image of item \(key) is not in \(directory) (expected \(directory)/\(key)); "
                 + "pass --images with the directory used at export"

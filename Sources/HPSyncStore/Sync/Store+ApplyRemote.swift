@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+
+/// Applying versions made elsewhere (a peer, an import) by the merge rule.
+extension Store {
+    /// Applies `records` and the checkpoint in one transaction: each record whose version beats
+    /// the local one (greater `(stamp, origin)`) replaces it with this store's next seq; records
+    /// stamped too far in the future are refused and listed; the rest are skipped. Images are
+    /// renamed into place after the commit. On a thrown error nothing is applied and the staged
+    /// temporaries are removed.
+    public func applyRemote(_ records: [IncomingRecord], checkpoint: CheckpointUpdate?) throws -> ApplyOutcome {
+        try applyBatch(records, checkpoint: checkpoint, clockGuard: true)
+    }
+
+    func applyBatch(_ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool) throws
+        -> ApplyOutcome
+    {
+        let originals = Set(records.compactMap { $0.image?.tempName })
+        defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
+        try records.forEach(validateIncoming)
+
+        // Each use of a staged image gets its own hard link, so one staging can serve several keys.
+        var linked: [String?] = []
+        var unused = Set<String>()
+        defer { for name in unused { FileIO.unlinkIfPresent(images.tempPath(name)) } }
+        for record in records {
+            if let staged = record.image {
+                let name = try images.linkTemp(staged.tempName)
+                unused.insert(name)
+                linked.append(name)
+            } else {
+                linked.append(nil)
+            }
+        }
+
+        let now = clock.nowMilliseconds()
+        let limit = now &+ configuration.maxClockSkewMilliseconds
+        var outcome = ApplyOutcome()
+        var journaled: [(key: ItemKey, temp: String)] = []
+        var superseded: [String] = []
+        var unlinkKeys: [ItemKey] = []
+        try write { db in
+            var changeClock = try ChangeClock(db, now: now)
+            var journaledHere: [(key: ItemKey, temp: String)] = []
+            var supersededHere: [String] = []
+            var unlinkHere: [ItemKey] = []
+            var result = ApplyOutcome()
+            for (index, record) in records.enumerated() {
+                let item =
+                    record.item.deleted
+                    ? Item.tombstone(key: record.item.key, version: record.item.version) : record.item
+                let key = item.key
+                if clockGuard && item.version.stamp.milliseconds > limit {
+                    result.refused.append(
+                        RefusedRecord(
+                            key: key,
+                            reason: "stamped \(item.version.stamp.milliseconds - now) ms ahead of this clock, "
+                                + "more than the allowed skew of \(configuration.maxClockSkewMilliseconds) ms"))
+                    continue
+                }
+                changeClock.observe(item.version.stamp)
+                let local = try ItemRecord.fetch(db, key: key)
+                if let local, !(item.version > (try local.version)) {
+                    result.skipped.append(key)
+                    continue
+                }
+                let localLive = local.map { !$0.deleted } ?? false
+                if !item.deleted, let ref = item.image {
+                    if let temp = linked[index] {
+                        if let old = try journal(db, key: key, tempName: temp) { supersededHere.append(old) }
+                        journaledHere.append((key, temp))
+                        result.imagesWritten += 1
+                        result.imageBytes += ref.size
+                    } else if !(localLive && local?.imageRef == ref) {
+                        throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
+                    }
+                } else if localLive && (local?.imageDigest != nil) || item.deleted {
+                    if let old = try dropJournal(db, key: key) { supersededHere.append(old) }
+                    unlinkHere.append(key)
+                } else if let old = try dropJournal(db, key: key) {
+                    supersededHere.append(old)
+                }
+                try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                switch (localLive, item.deleted) {
+                case (false, false): result.inserted.append(key)
+                case (true, false): result.updated.append(key)
+                case (true, true): result.deleted.append(key)
+                case (false, true): result.tombstonesRecorded.append(key)
+                }
+            }
+            if let checkpoint {
+                try CheckpointRecord(
+                    peerStoreID: Data(checkpoint.peerStore.bytes), direction: checkpoint.direction.rawValue,
+                    seq: checkpoint.seq, updatedAt: Int64(now)
+                ).save(db)
+            }
+            try changeClock.save(db)
+            outcome = result
+            journaled = journaledHere
+            superseded = supersededHere
+            unlinkKeys = unlinkHere
+        }
+        for entry in journaled { unused.remove(entry.temp) }
+        for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
+        for entry in journaled { try finalizeImage(key: entry.key, tempName: entry.temp) }
+        try unlinkImagesIfUnused(unlinkKeys)
+        if !records.isEmpty {
+            logger.debug(
+                "applied remote batch",
+                metadata: [
+                    "received": "\(records.count)", "inserted": "\(outcome.inserted.count)",
+                    "updated": "\(outcome.updated.count)", "deleted": "\(outcome.deleted.count)",
+                    "skipped": "\(outcome.skipped.count)", "refused": "\(outcome.refused.count)",
+                ])
+        }
+        return outcome
+    }
+
+    /// Checks what every record must respect, whatever the local state.
+    private func validateIncoming(_ record: IncomingRecord) throws {
+        let item = record.item
+        guard !item.deleted else { return }
+        do {
+            try Self.validate(name: item.name, serial: item.serialNumber, requireName: false)
+        } catch {
+            throw StoreError.invalidRecord(item.key, reason: "\(error)")
+        }
+        if let ref = item.image, ref.size < 0 || ref.size > configuration.maxImageBytes {
+            throw StoreError.invalidRecord(item.key, reason: "its image size \(ref.size) is out of bounds")
+        }
+        if let staged = record.image, staged.ref != item.image {
+            throw StoreError.invalidRecord(item.key, reason: "the staged image does not match the record's image")
+        }
+    }
+}

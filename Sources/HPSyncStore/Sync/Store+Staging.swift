@@ -1,0 +1,24 @@
+import Foundation
+
+/// Receiving image bytes before the records that name them are applied.
+extension Store {
+    /// Starts receiving the bytes of `expected` into a temporary in `images/`.
+    public func stageImage(expected: ImageRef) throws -> ImageStaging {
+        guard expected.size >= 0, expected.size <= configuration.maxImageBytes else {
+            throw StoreError.imageTooLarge(
+                path: "incoming image \(expected.digest)", size: expected.size, limit: configuration.maxImageBytes)
+        }
+        return try ImageStaging(expected: expected, directory: images)
+    }
+
+    /// Copies a local file (typically `imageFile(withDigest:)`) into a temporary, verifying that
+    /// its size and SHA-256 are `expected`.
+    public func stageImage(copying file: URL, expected: ImageRef) throws -> StagedImage {
+        let copy = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: false)
+        guard copy.ref == expected else {
+            FileIO.unlinkIfPresent(images.tempPath(copy.name))
+            throw StoreError.digestMismatch(expected: expected, actual: copy.ref)
+        }
+        return StagedImage(ref: copy.ref, tempName: copy.name, directory: images)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+
+/// Writing the inventory out as JSON (lossless) or CSV (for spreadsheets).
+extension Store {
+    /// The whole store, tombstones included, sorted by key, as export JSON. With
+    /// `imagesDirectory`, each live item's image is copied there as `<KEY>`.
+    public func exportJSON(imagesDirectory: URL? = nil) throws -> Data {
+        let items = try items(includeDeleted: true)
+        if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
+        let document = ExportDocument(
+            format: ExportDocument.formatName, version: ExportDocument.currentVersion, storeID: storeID.description,
+            nodeID: nodeID.description, items: items.map(ExportedItem.init))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(document)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Writes `exportJSON` to `url`.
+    public func exportJSON(to url: URL, imagesDirectory: URL? = nil) throws {
+        let data = try exportJSON(imagesDirectory: imagesDirectory)
+        do {
+            try data.write(to: url, options: .atomic)
+        } catch {
+            throw StoreError.io(path: url.path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize.
+    public func exportCSV(imagesDirectory: URL? = nil) throws -> Data {
+        let items = try items()
+        if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
+        var text = "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize\r\n"
+        for item in items {
+            let fields = [
+                item.key.rawValue, item.name, item.serialNumber ?? "", String(item.valueInDollars),
+                DateText.iso8601(milliseconds: item.dateCreatedMilliseconds), item.image?.digest.hex ?? "",
+                item.image.map { String($0.size) } ?? "",
+            ]
+            text += fields.map(Self.csvField).joined(separator: ",") + "\r\n"
+        }
+        return Data(text.utf8)
+    }
+
+    /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
+    static func csvField(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private func copyImages(of items: [Item], to directory: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.cannotCreate(path: directory.path, reason: error.localizedDescription)
+        }
+        for item in items where !item.deleted && item.image != nil {
+            let target = directory.appendingPathComponent(item.key.rawValue)
+            FileIO.unlinkIfPresent(target.path)
+            do {
+                try FileManager.default.copyItem(at: imageFileURL(for: item.key), to: target)
+            } catch {
+                throw StoreError.io(path: target.path, reason: error.localizedDescription)
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+
+/// Reading an export back in through the merge rule, so re-importing changes nothing.
+extension Store {
+    /// How many records each import transaction applies.
+    static let importBatchSize = 1000
+
+    /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
+    /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
+    /// (verified against the digest) unless a local file already has that digest.
+    public func importJSON(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw StoreError.missingImportFile(path: url.path)
+        }
+        let document: ExportDocument
+        do {
+            document = try JSONDecoder().decode(ExportDocument.self, from: data)
+        } catch let error as DecodingError {
+            throw StoreError.invalidImport(Self.describe(error))
+        }
+        guard document.format == ExportDocument.formatName else {
+            throw StoreError.invalidImport("the format is '\(document.format)', not '\(ExportDocument.formatName)'")
+        }
+        guard document.version == ExportDocument.currentVersion else {
+            throw StoreError.invalidImport("export version \(document.version) is not supported (expected 1)")
+        }
+        var changes = ChangeSet()
+        var start = 0
+        while start < document.items.count {
+            let batch = document.items[start..<min(start + Self.importBatchSize, document.items.count)]
+            start += Self.importBatchSize
+            changes.formUnion(try importBatch(Array(batch), imagesDirectory: imagesDirectory))
+        }
+        return changes
+    }
+
+    private func importBatch(_ batch: [ExportedItem], imagesDirectory: URL?) throws -> ChangeSet {
+        let unversioned = batch.filter { $0.versionValue == nil }.count
+        var localStamps = try reserveLocalStamps(unversioned)[...]
+        var items: [Item] = []
+        items.reserveCapacity(batch.count)
+        for exported in batch {
+            let version = exported.versionValue ?? Version(stamp: localStamps.removeFirst(), origin: nodeID)
+            items.append(try exported.item(version: version))
+        }
+        let current = try currentVersions(items.filter { $0.image != nil }.map(\.key))
+        let localImages = try records(Array(current.keys))
+        let localImageByKey = Dictionary(localImages.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        var records: [IncomingRecord] = []
+        records.reserveCapacity(items.count)
+        do {
+            for item in items {
+                var record = IncomingRecord(item: item)
+                if let ref = item.image, !item.deleted {
+                    let local = localImageByKey[item.key]
+                    let wins = local.map { item.version > $0.version } ?? true
+                    let sameImage = local.map { !$0.deleted && $0.image == ref } ?? false
+                    if wins && !sameImage { record.image = try stageImportImage(item, ref: ref, from: imagesDirectory) }
+                }
+                records.append(record)
+            }
+        } catch {
+            for record in records { record.image?.discard() }
+            throw error
+        }
+        return try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+    }
+
+    private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?) throws -> StagedImage {
+        if let local = try imageFile(withDigest: ref.digest),
+            let staged = try? stageImage(copying: local, expected: ref)
+        {
+            return staged
+        }
+        guard let directory else { throw StoreError.missingImportImage(item.key, directory: "(no --images given)") }
+        let file = directory.appendingPathComponent(item.key.rawValue)
+        guard FileIO.exists(file.path) else { throw StoreError.missingImportImage(item.key, directory: directory.path) }
+        return try stageImage(copying: file, expected: ref)
+    }
+
+    /// Advances the clock by `count` local stamps in one transaction and returns them.
+    func reserveLocalStamps(_ count: Int) throws -> [VersionStamp] {
+        guard count > 0 else { return [] }
+        return try write { db in
+            var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+            let stamps = (0..<count).map { _ in clock.nextLocalStamp() }
+            try clock.save(db)
+            return stamps
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            return "invalid data at \(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "missing field '\(key.stringValue)' at \(path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type at \(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+
+/// Checking that the database and the image files agree.
+extension Store {
+    /// Runs SQLite's integrity check and compares every image file with its row; with `repair`,
+    /// finishes journaled writes and removes orphans and stale temporaries older than the sweep age.
+    public func verify(repair: Bool) throws -> VerifyReport {
+        var report = VerifyReport()
+        if repair {
+            for key in try rollForwardPendingImages() { report.repaired.append("finished image write for \(key)") }
+            for name in try sweep(olderThan: configuration.sweepAgeSeconds) {
+                report.repaired.append("removed orphan images/\(name)")
+            }
+        }
+        let listing = try images.listing()
+        let (integrity, rows, pending, unaccounted) = try read { db in
+            let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT key, imageDigest, imageSize FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL")
+            let pending = try PendingImageRecord.fetchAll(db)
+            let unaccounted = try unaccountedImageFiles(db, listing: listing)
+            return (integrity, rows, pending, unaccounted)
+        }
+        report.integrityErrors = integrity.filter { $0 != "ok" }
+        report.itemsChecked = try read { db in try ItemRecord.fetchCount(db) }
+        let pendingByKey = Dictionary(pending.map { ($0.key, $0.tempName) }, uniquingKeysWith: { a, _ in a })
+        report.pending = pending.compactMap { try? ItemKey($0.key) }
+        for row in rows {
+            let keyText: String = row["key"]
+            guard let key = try? ItemKey(keyText) else {
+                report.integrityErrors.append("row key '\(keyText)' is not canonical")
+                continue
+            }
+            let digest: Data = row["imageDigest"]
+            let size: Int64 = row["imageSize"]
+            // While a write is journaled the row describes the temporary, not the final file.
+            let path =
+                pendingByKey[keyText].map { images.tempPath($0) }.flatMap { FileIO.exists($0) ? $0 : nil }
+                ?? images.finalPath(key)
+            report.imagesChecked += 1
+            guard FileIO.exists(path) else {
+                report.missingImages.append(key)
+                continue
+            }
+            let actual = try FileIO.measure(path)
+            if actual.size != size || Data(actual.digest.bytes) != digest { report.mismatchedImages.append(key) }
+        }
+        for entry in unaccounted {
+            if entry.age < configuration.sweepAgeSeconds {
+                report.inFlight.append(entry.name)
+            } else {
+                report.orphans.append(entry.name)
+            }
+        }
+        logger.info(
+            "verified store",
+            metadata: [
+                "clean": "\(report.isClean)", "items": "\(report.itemsChecked)", "images": "\(report.imagesChecked)",
+            ])
+        return report
+    }
+}

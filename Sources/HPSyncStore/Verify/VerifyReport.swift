@@ -1,0 +1,38 @@
+/// What `Store.verify` found and, with repair, what it fixed.
+public struct VerifyReport: Sendable, Hashable {
+    /// Lines from SQLite's `integrity_check` other than "ok".
+    public var integrityErrors: [String] = []
+    /// Items whose image file is missing.
+    public var missingImages: [ItemKey] = []
+    /// Items whose image file's size or SHA-256 differs from the row.
+    public var mismatchedImages: [ItemKey] = []
+    /// Files in `images/` that no row accounts for (not removed).
+    public var orphans: [String] = []
+    /// Journaled image writes not yet finished (not rolled forward).
+    public var pending: [ItemKey] = []
+    /// Unaccounted files younger than the sweep age: probably another process's write in flight.
+    public var inFlight: [String] = []
+    /// What repair did, one line each.
+    public var repaired: [String] = []
+    public var itemsChecked = 0
+    public var imagesChecked = 0
+
+    public init() {}
+
+    /// No problem remains (in-flight files and repaired problems do not count).
+    public var isClean: Bool {
+        integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && orphans.isEmpty
+            && pending.isEmpty
+    }
+
+    /// One line per remaining problem, each saying what to do.
+    public var problems: [String] {
+        integrityErrors.map { "database integrity: \($0); restore the store from a peer" }
+            + missingImages.map { "image file of \($0) is missing; set it again with `hp-sync image set` or pull it" }
+            + mismatchedImages.map {
+                "image file of \($0) does not match its digest; set it again with `hp-sync image set` or pull it"
+            }
+            + orphans.map { "orphan file images/\($0); `hp-sync verify --repair` removes it" }
+            + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
+    }
+}
