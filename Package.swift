@@ -78,7 +78,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HPSyncProtocolTests",
-            dependencies: ["HPSyncProtocol", "HPSyncStore"]
+            dependencies: [
+                "HPSyncProtocol", "HPSyncStore", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
         ),
         .testTarget(
             name: "HPSyncEngineTests",

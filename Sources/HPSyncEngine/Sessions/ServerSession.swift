@@ -1,0 +1,131 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// Serves one authenticated connection: checks the client's Hello against the peer list,
+/// then acts as source (the client pulls) or sink (the client pushes). Never throws: every
+/// failure is reported to the client as an Error message and logged.
+public final class ServerSession {
+    private let store: Store
+    private let logger: Logger
+    private let shouldStop: @Sendable () -> Bool
+    private let software: String
+
+    public init(
+        store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.store = store
+        self.logger = logger
+        self.software = software
+        self.shouldStop = shouldStop
+    }
+
+    /// Runs the session to its end and returns what happened (also logged as one line).
+    @discardableResult
+    public func serve(_ channel: any MessageChannel, certificateNodeID: NodeID) -> SyncReport? {
+        let started = ContinuousClock.now
+        var log = logger
+        log[metadataKey: "peer"] = "\(certificateNodeID.short)"
+        defer { channel.close() }
+        var report: SyncReport?
+        do {
+            let (hello, peer) = try accept(channel, certificateNodeID: certificateNodeID)
+            log[metadataKey: "peer"] = "\(peer.name)"
+            var current = SyncReport(direction: hello.intent == .pull ? .pull : .push, peer: peer.name)
+            defer { report = current }
+            switch hello.intent {
+            case .pull: try servePull(channel, report: &current, logger: log)
+            case .push: try servePush(channel, report: &current, logger: log)
+            }
+            current.bytesSent = channel.bytesSent
+            current.bytesReceived = channel.bytesReceived
+            let elapsed = ContinuousClock.now - started
+            current.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            log.info(
+                "session done",
+                metadata: [
+                    "direction": "\(current.direction.rawValue)", "entries": "\(current.manifestEntries)",
+                    "records": "\(current.recordsTransferred)", "images": "\(current.imagesTransferred)",
+                    "inserted": "\(current.inserted.count)", "updated": "\(current.updated.count)",
+                    "deleted": "\(current.deleted.count)", "bytes_sent": "\(current.bytesSent)",
+                    "bytes_received": "\(current.bytesReceived)", "seconds": "\(current.seconds)",
+                ])
+        } catch {
+            reportFailure(error, on: channel, logger: log)
+        }
+        return report
+    }
+
+    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (HelloMessage, Peer) {
+        let first = try channel.receiveMessage(expecting: "Hello")
+        guard case .hello(let hello) = first else {
+            throw SyncError.protocolViolation(.unexpectedMessage(got: first.name, expected: "Hello"))
+        }
+        let peer = try store.peer(nodeID: certificateNodeID)
+        let decision = ServerHandshake.decide(
+            hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
+            serverStoreID: store.storeID, software: software)
+        switch decision {
+        case .accept(let reply, _):
+            try channel.send(.hello(reply))
+            return (hello, peer!)
+        case .refuse(let error):
+            try? channel.send(.error(error))
+            throw ServerRefusal(error: error)
+        }
+    }
+
+    private func servePull(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
+        let request = try channel.receiveMessage(expecting: "PullRequest")
+        guard case .pullRequest(let checkpointStore, let since) = request else {
+            throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
+        }
+        let start = checkpointStore == store.storeID ? since : 0
+        let source = SourceSession(channel: channel, store: store, logger: logger, shouldStop: shouldStop)
+        var sinkCounts = ChangeCounts()
+        try source.run(since: start, into: &report) { _, counts in sinkCounts = counts }
+        report.peerCounts = sinkCounts
+        var done = ChangeCounts()
+        done.entries = report.manifestEntries
+        done.records = report.recordsTransferred
+        done.images = report.imagesTransferred
+        done.imageBytes = report.imageBytes
+        try channel.send(.done(done))
+    }
+
+    private func servePush(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
+        let sink = SinkSession(channel: channel, store: store, since: 0, options: .init(), logger: logger)
+        try sink.run(into: &report)
+        try channel.send(.done(report.counts))
+    }
+
+    /// Tells the client why the session ends (unless the client ended it) and logs it.
+    private func reportFailure(_ error: any Error, on channel: any MessageChannel, logger: Logger) {
+        switch error {
+        case let refusal as ServerRefusal:
+            logger.notice("session refused", metadata: ["reason": "\(refusal.error.message)"])
+        case SyncError.refusedByPeer(let peerError):
+            logger.notice("client ended the session", metadata: ["reason": "\(peerError.message)"])
+        case let syncError as SyncError:
+            try? channel.send(.error(PeerErrorMessage(code: syncError.wireCode, message: syncError.description)))
+            logger.warning("session failed", metadata: ["error": "\(syncError)"])
+        case let protocolError as ProtocolError:
+            try? channel.send(.error(PeerErrorMessage(code: protocolError.code, message: protocolError.description)))
+            logger.warning("session failed", metadata: ["error": "\(protocolError)"])
+        case let storeError as StoreError:
+            try? channel.send(.error(PeerErrorMessage(code: storeError.wireCode, message: "\(storeError)")))
+            logger.warning("session failed", metadata: ["error": "\(storeError)"])
+        default:
+            try? channel.send(.error(PeerErrorMessage(code: .internalError, message: "server error: \(error)")))
+            logger.warning("session failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// The server refused the Hello; the client was already told.
+struct ServerRefusal: Error {
+    let error: PeerErrorMessage
+}

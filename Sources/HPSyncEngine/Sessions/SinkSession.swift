@@ -1,0 +1,248 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// Receives a source's changes into the local store: evaluates each manifest page by the merge
+/// rule, fetches the winning records and the images it has no copy of, verifies every image,
+/// and commits each page in one transaction (with the checkpoint, when it keeps one).
+final class SinkSession {
+    struct Options {
+        var dryRun = false
+        /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
+        var checkpoint: (store: StoreID, direction: SyncDirection)?
+    }
+
+    private let channel: any MessageChannel
+    private let store: Store
+    private let logger: Logger
+    private let options: Options
+    private var machine: SinkStateMachine
+    private var staged: [StagedImage] = []
+    /// Once a record is refused, the checkpoint stays before it so a later run retries it.
+    private var frozenCheckpoint: Int64?
+
+    init(channel: any MessageChannel, store: Store, since: Int64, options: Options, logger: Logger) {
+        self.channel = channel
+        self.store = store
+        self.options = options
+        self.logger = logger
+        self.machine = SinkStateMachine(since: since)
+    }
+
+    /// Runs until the source's final page is applied.
+    func run(into report: inout SyncReport) throws {
+        while true {
+            let page = try receivePage()
+            try handle(page, report: &report)
+            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts))
+            if machine.pageApplied() { return }
+        }
+    }
+
+    private func next() throws -> SinkStateMachine.Event {
+        let frame = try channel.receive(expecting: machine.expectation)
+        let event = try machine.received(frame)
+        if case .peerError(let error) = event { throw SyncError.refusedByPeer(error) }
+        return event
+    }
+
+    private func receivePage() throws -> ManifestPage {
+        guard case .page(let page) = try next() else { preconditionFailure("state machine allows only a page here") }
+        return page
+    }
+
+    private func handle(_ page: ManifestPage, report: inout SyncReport) throws {
+        report.manifestEntries += page.entries.count
+        let keys = page.entries.map(\.key)
+        let local = try localVersions(keys)
+        let (acceptable, refusals) = clockGuard(page)
+        var plan = MergePlanner.plan(
+            ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
+        report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+        if let firstRefused = refusals.map(\.seq).min(), frozenCheckpoint == nil {
+            frozenCheckpoint = firstRefused - 1
+        }
+        report.skipped += plan.skipped
+        if options.dryRun {
+            report.inserted += plan.inserted.map(\.rawValue)
+            report.updated += plan.updated.map(\.rawValue)
+            report.deleted += plan.deleted.map(\.rawValue)
+            report.tombstonesRecorded += plan.tombstonesRecorded.count
+            return
+        }
+        defer { discardStaged() }
+        var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
+        if !plan.fetch.isEmpty {
+            let records = try fetchRecords(plan.fetch, report: &report)
+            let winners = records.filter { MergePlanner.wins($0.version, over: local[$0.key]) }
+            report.skipped += records.count - winners.count
+            incoming += try attachImages(to: winners, report: &report)
+        }
+        plan.fetch = []
+        let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page))
+        staged.removeAll()
+        report.inserted += outcome.inserted.map(\.rawValue)
+        report.updated += outcome.updated.map(\.rawValue)
+        report.deleted += outcome.deleted.map(\.rawValue)
+        report.tombstonesRecorded += outcome.tombstonesRecorded.count
+        report.skipped += outcome.skipped.count
+        report.refused += outcome.refused.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+    }
+
+    private func localVersions(_ keys: [ItemKey]) throws -> [ItemKey: LocalVersion] {
+        try store.currentVersions(keys).mapValues { LocalVersion(version: $0.version, deleted: $0.deleted) }
+    }
+
+    /// Splits a page into entries we accept and those stamped too far in our future.
+    private func clockGuard(_ page: ManifestPage) -> ([ManifestEntry], [(key: ItemKey, seq: Int64, reason: String)]) {
+        let limit = store.nowMilliseconds() + store.maxClockSkewMilliseconds
+        var accepted: [ManifestEntry] = []
+        var refused: [(key: ItemKey, seq: Int64, reason: String)] = []
+        for entry in page.entries {
+            if entry.version.stamp.milliseconds > limit {
+                let ahead = (entry.version.stamp.milliseconds - store.nowMilliseconds()) / 1000
+                refused.append(
+                    (
+                        entry.key, entry.seq,
+                        "stamped \(ahead) s in the future by node \(entry.version.origin.short), beyond the allowed clock skew; fix that node's clock, then sync again"
+                    ))
+            } else {
+                accepted.append(entry)
+            }
+        }
+        return (accepted, refused)
+    }
+
+    private func checkpointUpdate(_ page: ManifestPage) -> CheckpointUpdate? {
+        guard let target = options.checkpoint else { return nil }
+        return CheckpointUpdate(
+            peerStore: target.store, direction: target.direction, seq: frozenCheckpoint ?? page.throughSeq)
+    }
+
+    private func fetchRecords(_ keys: [ItemKey], report: inout SyncReport) throws -> [Item] {
+        var records: [Item] = []
+        for batch in keys.chunked(ProtocolLimits.recordBatchSize) {
+            try channel.send(.fetchRecords(Array(batch)))
+            machine.requestedRecords(Array(batch))
+            guard case .records(let items) = try next() else { preconditionFailure("only Records allowed here") }
+            records += items
+        }
+        report.recordsTransferred += records.count
+        return records
+    }
+
+    /// Gives each winning record the image it names: nothing when this key already has that
+    /// image, a local copy when another item has the same bytes (no bytes move), else bytes
+    /// fetched from the source once per digest and verified against it.
+    private func attachImages(to records: [Item], report: inout SyncReport) throws -> [IncomingRecord] {
+        let withImages = records.filter { !$0.deleted && $0.image != nil }
+        var localImages: [ItemKey: ImageRef] = [:]
+        for item in try store.records(withImages.map(\.key)) where !item.deleted {
+            localImages[item.key] = item.image
+        }
+        var wanted: [ImageWanted] = []
+        var plans: [ItemKey: ImageSource] = [:]
+        var fetchedDigests = Set<SHA256Digest>()
+        for item in withImages {
+            let image = item.image!
+            guard image.size <= store.maxImageBytes else {
+                throw SyncError.imageTooLarge(key: item.key.rawValue, size: image.size, limit: store.maxImageBytes)
+            }
+            if localImages[item.key] == image {
+                plans[item.key] = ImageSource.alreadyHere
+            } else if let file = try store.imageFile(withDigest: image.digest) {
+                plans[item.key] = ImageSource.localCopy(file)
+            } else {
+                plans[item.key] = ImageSource.fetched
+                if fetchedDigests.insert(image.digest).inserted {
+                    wanted.append(ImageWanted(key: item.key, digest: image.digest))
+                }
+            }
+        }
+        var fetched: [SHA256Digest: StagedImage] = [:]
+        for group in wanted.chunked(ProtocolLimits.imagesPerRequest) {
+            try channel.send(.fetchImages(Array(group)))
+            machine.requestedImages(Array(group))
+            for _ in group {
+                if let image = try receiveImage(report: &report) { fetched[image.ref.digest] = image }
+            }
+        }
+        var result: [IncomingRecord] = []
+        for item in records {
+            guard !item.deleted, let image = item.image, let plan = plans[item.key] else {
+                result.append(IncomingRecord(item: item, image: nil))
+                continue
+            }
+            switch plan {
+            case .alreadyHere:
+                result.append(IncomingRecord(item: item, image: nil))
+            case .localCopy(let file):
+                let copy = try store.stageImage(copying: file, expected: image)
+                staged.append(copy)
+                result.append(IncomingRecord(item: item, image: copy))
+            case .fetched:
+                if let staged = fetched[image.digest] {
+                    result.append(IncomingRecord(item: item, image: staged))
+                } else {
+                    // The source no longer had these bytes: its record changed meanwhile and
+                    // the newer version comes on a later page.
+                    report.skipped += 1
+                }
+            }
+        }
+        return result
+    }
+
+    private enum ImageSource {
+        case alreadyHere
+        case localCopy(URL)
+        case fetched
+    }
+
+    /// Streams one announced image into a staging file; nil when the source says it is missing.
+    private func receiveImage(report: inout SyncReport) throws -> StagedImage? {
+        let header: ImageHeaderMessage
+        switch try next() {
+        case .imageFinished(let finished):
+            guard finished.missing else {
+                throw ProtocolError.invalidField(
+                    message: "ImageHeader", field: "size", problem: "is 0 for an image that is not missing")
+            }
+            return nil
+        case .imageStarted(let started): header = started
+        default: preconditionFailure("only ImageHeader allowed here")
+        }
+        guard header.size <= store.maxImageBytes else {
+            throw SyncError.imageTooLarge(
+                key: header.key.rawValue, size: header.size, limit: store.maxImageBytes)
+        }
+        let staging = try store.stageImage(expected: ImageRef(digest: header.digest, size: header.size))
+        do {
+            repeat {
+                guard case .imageChunk(let bytes) = try next() else { preconditionFailure("only chunks here") }
+                try bytes.withUnsafeBytes { try staging.write($0) }
+            } while !machine.imageComplete
+            let image = try staging.finish()
+            staged.append(image)
+            report.imagesTransferred += 1
+            report.imageBytes += header.size
+            return image
+        } catch {
+            staging.abort()
+            throw error
+        }
+    }
+
+    private func discardStaged() {
+        for image in staged { image.discard() }
+        staged.removeAll()
+    }
+}
+
+extension Array {
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// Offers the local store's changes to a sink: pages of the change feed in ascending seq, then
+/// the records and image bytes the sink asks for, until the sink has applied the final page.
+final class SourceSession {
+    private let channel: any MessageChannel
+    private let store: Store
+    private let logger: Logger
+    private let shouldStop: @Sendable () -> Bool
+    private var machine = SourceStateMachine()
+    private var chunkBuffer: [UInt8] = []
+
+    init(
+        channel: any MessageChannel, store: Store, logger: Logger,
+        shouldStop: @escaping @Sendable () -> Bool = { false }
+    ) {
+        self.channel = channel
+        self.store = store
+        self.logger = logger
+        self.shouldStop = shouldStop
+    }
+
+    /// Sends pages after `since`; `pageApplied` runs when the sink confirms each page.
+    func run(
+        since: Int64, into report: inout SyncReport, pageApplied: (_ throughSeq: Int64, ChangeCounts) throws -> Void
+    ) throws {
+        var cursor = since
+        while true {
+            if shouldStop() {
+                try? channel.send(
+                    .error(
+                        PeerErrorMessage(code: .shuttingDown, message: "the server is shutting down; sync again later"))
+                )
+                throw SyncError.refusedByPeer(
+                    PeerErrorMessage(code: .shuttingDown, message: "stopped between pages for shutdown"))
+            }
+            let page = try makePage(after: cursor)
+            try channel.send(.manifestPage(page))
+            machine.sent(page)
+            report.manifestEntries += page.entries.count
+            pageLoop: while true {
+                let message = try channel.receiveMessage(expecting: "FetchRecords, FetchImages or PageDone")
+                switch try machine.received(message) {
+                case .sendRecords(let keys):
+                    let records = try store.records(keys)
+                    try channel.send(.records(records))
+                    report.recordsTransferred += records.count
+                case .sendImages(let wanted):
+                    for image in wanted { try send(image, report: &report) }
+                case .sendNextPage(let through, let counts):
+                    try pageApplied(through, counts)
+                    cursor = through
+                    break pageLoop
+                case .finished(let counts):
+                    try pageApplied(page.throughSeq, counts)
+                    return
+                case .peerError(let error):
+                    throw SyncError.refusedByPeer(error)
+                }
+            }
+        }
+    }
+
+    private func makePage(after cursor: Int64) throws -> ManifestPage {
+        let last = try store.lastSeq
+        let changes = try store.changes(after: cursor, limit: ProtocolLimits.manifestPageSize)
+        let isFinal = changes.count < ProtocolLimits.manifestPageSize
+        let through = isFinal ? Swift.max(cursor, last, changes.last?.seq ?? cursor) : changes.last!.seq
+        return ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal)
+    }
+
+    /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.
+    private func send(_ wanted: ImageWanted, report: inout SyncReport) throws {
+        guard let url = try store.imageFile(withDigest: wanted.digest),
+            let file = ImageFileReader(url: url)
+        else {
+            try channel.send(
+                .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
+            return
+        }
+        defer { file.close() }
+        try channel.send(.imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: file.size)))
+        if chunkBuffer.isEmpty { chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.chunkSize) }
+        var remaining = file.size
+        while remaining > 0 {
+            let want = Int(Swift.min(Int64(chunkBuffer.count), remaining))
+            let got = try chunkBuffer.withUnsafeMutableBytes { buffer in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
+            }
+            guard got > 0 else { throw ImageFileReader.ReadError.shortFile(url.path) }
+            try chunkBuffer.withUnsafeBytes {
+                try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[0..<got]))
+            }
+            remaining -= Int64(got)
+        }
+        report.imagesTransferred += 1
+        report.imageBytes += file.size
+    }
+}

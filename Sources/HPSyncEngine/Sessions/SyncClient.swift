@@ -1,0 +1,120 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// The client side of a session: says Hello, then pulls (acts as sink) or pushes (acts as
+/// source), and waits for the server's Done.
+public final class SyncClient {
+    public struct Options: Sendable {
+        public var dryRun = false
+        public var software = "hp-sync \(HPSyncVersion.current)"
+        public init() {}
+    }
+
+    private let store: Store
+    private let logger: Logger
+
+    public init(store: Store, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Pulls the server's changes over `channel`; `serverNodeID` is what TLS authenticated.
+    public func pull(
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options = .init()
+    )
+        throws -> SyncReport
+    {
+        let started = ContinuousClock.now
+        var report = SyncReport(direction: .pull, peer: peerName)
+        report.dryRun = options.dryRun
+        let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
+        let since = try store.checkpoint(peerStore: server.storeID, direction: .pull)
+        try channel.send(.pullRequest(checkpointStore: server.storeID, sinceSeq: since))
+        var sinkOptions = SinkSession.Options()
+        sinkOptions.dryRun = options.dryRun
+        sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
+        let sink = SinkSession(channel: channel, store: store, since: since, options: sinkOptions, logger: logger)
+        try sink.run(into: &report)
+        report.peerCounts = try receiveDone(channel)
+        finish(&report, channel: channel, started: started)
+        return report
+    }
+
+    /// Pushes local changes the server has not confirmed yet.
+    public func push(
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options = .init()
+    )
+        throws -> SyncReport
+    {
+        let started = ContinuousClock.now
+        var report = SyncReport(direction: .push, peer: peerName)
+        report.dryRun = options.dryRun
+        let server = try handshake(channel, intent: .push, serverNodeID: serverNodeID, options: options)
+        let since = try store.checkpoint(peerStore: server.storeID, direction: .push)
+        let source = SourceSession(channel: channel, store: store, logger: logger)
+        var serverCounts = ChangeCounts()
+        try source.run(since: since, into: &report) { through, counts in
+            serverCounts = counts
+            if !options.dryRun {
+                try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: through))
+            }
+        }
+        _ = try receiveDone(channel)
+        report.peerCounts = serverCounts
+        finish(&report, channel: channel, started: started)
+        return report
+    }
+
+    private func handshake(_ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options)
+        throws -> HelloMessage
+    {
+        let hello = HelloMessage(
+            nodeID: store.nodeID, storeID: store.storeID, intent: intent, software: options.software)
+        try channel.send(.hello(hello))
+        let reply = try channel.receiveMessage(expecting: "Hello")
+        switch reply {
+        case .hello(let server):
+            guard server.nodeID == serverNodeID else {
+                throw SyncError.nodeIDMismatch(expected: serverNodeID, actual: server.nodeID)
+            }
+            guard server.version >= ProtocolLimits.minVersion, server.version <= ProtocolLimits.maxVersion,
+                server.intent == intent
+            else {
+                throw SyncError.protocolViolation(
+                    .violation(
+                        "server chose version \(server.version) / intent \(server.intent), which the client did not offer"
+                    ))
+            }
+            return server
+        case .error(let error):
+            throw SyncError.refusedByPeer(error)
+        default:
+            throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "Hello"))
+        }
+    }
+
+    private func receiveDone(_ channel: any MessageChannel) throws -> ChangeCounts {
+        let message = try channel.receiveMessage(expecting: "Done")
+        switch message {
+        case .done(let counts): return counts
+        case .error(let error): throw SyncError.refusedByPeer(error)
+        default: throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "Done"))
+        }
+    }
+
+    private func finish(_ report: inout SyncReport, channel: any MessageChannel, started: ContinuousClock.Instant) {
+        report.bytesSent = channel.bytesSent
+        report.bytesReceived = channel.bytesReceived
+        let elapsed = ContinuousClock.now - started
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        channel.close()
+    }
+}
+
+/// The version this build reports in Hello and `--version`.
+public enum HPSyncVersion {
+    public static let current = "0.1.0"
+}

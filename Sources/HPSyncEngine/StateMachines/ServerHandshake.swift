@@ -1,0 +1,62 @@
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+
+/// The server's decision on a client's Hello, with no I/O: accept with the answer to send, or
+/// refuse with the Error to send. Every refusal tells the person what to do about it.
+public enum ServerHandshake {
+    public enum Decision: Sendable, Equatable {
+        case accept(reply: HelloMessage, version: UInt32)
+        case refuse(PeerErrorMessage)
+    }
+
+    /// - Parameters:
+    ///   - hello: the client's validated Hello.
+    ///   - certificateNodeID: the node ID of the client's TLS certificate.
+    ///   - peer: the server's peer entry for that node ID, if any.
+    public static func decide(
+        hello: HelloMessage, certificateNodeID: NodeID, peer: Peer?, serverNodeID: NodeID,
+        serverStoreID: StoreID, software: String
+    ) -> Decision {
+        guard hello.nodeID == certificateNodeID else {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .nodeIDMismatch,
+                    message: "Hello names node \(hello.nodeID) but the TLS certificate is node \(certificateNodeID)"))
+        }
+        guard let peer else {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .notAuthorized,
+                    message:
+                        "this server does not know node \(certificateNodeID); to allow it, run on the server: hp-sync peer add NAME \(certificateNodeID)"
+                ))
+        }
+        guard let version = negotiate(min: hello.minVersion, max: hello.maxVersion) else {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .incompatibleVersion,
+                    message:
+                        "no common protocol version: client speaks \(hello.minVersion)...\(hello.maxVersion), server speaks \(ProtocolLimits.minVersion)...\(ProtocolLimits.maxVersion); upgrade the older side"
+                ))
+        }
+        if hello.intent == .push && peer.permission != .readWrite {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .readOnly,
+                    message:
+                        "not authorized to push: peer '\(peer.name)' may only pull; to allow pushes, run on the server: hp-sync peer add \(peer.name) \(certificateNodeID) --allow read-write"
+                ))
+        }
+        let reply = HelloMessage(
+            nodeID: serverNodeID, storeID: serverStoreID, intent: hello.intent, version: version, software: software)
+        return .accept(reply: reply, version: version)
+    }
+
+    /// The highest version both sides speak, or nil.
+    public static func negotiate(min: UInt32, max: UInt32) -> UInt32? {
+        let high = Swift.min(max, ProtocolLimits.maxVersion)
+        let low = Swift.max(min, ProtocolLimits.minVersion)
+        return high >= low ? high : nil
+    }
+}

@@ -1,0 +1,159 @@
+import HPSyncProtocol
+import HPSyncStore
+
+/// The receiving side of a transfer, as a state machine that does no I/O.
+///
+/// The session tells it what it asked for (`requested...`) and feeds it every frame that
+/// arrives (`received(_:)`); it answers with an event or throws when the frame is not one the
+/// conversation allows at this point. Order, counts and identities are checked here; content
+/// (digests, the merge rule) is the session's and the store's job.
+public struct SinkStateMachine: Sendable {
+    enum State: Sendable {
+        case awaitingPage
+        case awaitingRecords(requested: Set<ItemKey>)
+        case awaitingImageHeader(queue: ArraySlice<ImageWanted>)
+        case receivingImage(header: ImageHeaderMessage, remaining: Int64, queue: ArraySlice<ImageWanted>)
+        case pageInHand
+        case finished
+    }
+
+    /// What the arrived frame means.
+    public enum Event: Sendable, Equatable {
+        case page(ManifestPage)
+        case records([Item])
+        case imageStarted(ImageHeaderMessage)
+        case imageChunk([UInt8])
+        /// All bytes of the image announced by this header have arrived (or it is missing).
+        case imageFinished(ImageHeaderMessage)
+        case peerError(PeerErrorMessage)
+    }
+
+    private(set) var state: State = .awaitingPage
+    private var lastThroughSeq: Int64
+    private var currentPage: ManifestPage?
+    private var pageKeys: Set<ItemKey> = []
+
+    /// `since` is the seq the source was asked to start after.
+    public init(since: Int64) {
+        self.lastThroughSeq = since
+    }
+
+    /// The page being worked on, if any.
+    public var page: ManifestPage? { currentPage }
+
+    /// Records that the session sent FetchRecords for these keys.
+    public mutating func requestedRecords(_ keys: [ItemKey]) {
+        precondition(isIdleWithPage, "FetchRecords only while a page is in hand")
+        state = .awaitingRecords(requested: Set(keys))
+    }
+
+    /// Records that the session sent FetchImages for these images, in this order.
+    public mutating func requestedImages(_ images: [ImageWanted]) {
+        precondition(isIdleWithPage && !images.isEmpty, "FetchImages only while a page is in hand")
+        state = .awaitingImageHeader(queue: images[...])
+    }
+
+    /// Records that the session applied the page and sent PageDone; true when it was the last.
+    public mutating func pageApplied() -> Bool {
+        precondition(isIdleWithPage, "PageDone only after the page's requests completed")
+        let isFinal = currentPage?.isFinal ?? false
+        currentPage = nil
+        pageKeys = []
+        state = isFinal ? .finished : .awaitingPage
+        return isFinal
+    }
+
+    public var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    private var isIdleWithPage: Bool {
+        if case .pageInHand = state { return true }
+        return false
+    }
+
+    /// Validates the next frame against the conversation so far.
+    public mutating func received(_ frame: IncomingFrame) throws(ProtocolError) -> Event {
+        if case .message(.error(let error)) = frame { return .peerError(error) }
+        switch (state, frame) {
+        case (.awaitingPage, .message(.manifestPage(let page))):
+            guard page.throughSeq >= lastThroughSeq else {
+                throw .violation("ManifestPage.through_seq went backwards (\(page.throughSeq) < \(lastThroughSeq))")
+            }
+            if let first = page.entries.first, first.seq <= lastThroughSeq {
+                throw .violation("ManifestPage repeats seq \(first.seq), already covered through \(lastThroughSeq)")
+            }
+            let keys = Set(page.entries.map(\.key))
+            guard keys.count == page.entries.count else { throw .violation("ManifestPage lists a key twice") }
+            lastThroughSeq = page.throughSeq
+            currentPage = page
+            pageKeys = keys
+            state = .pageInHand
+            return .page(page)
+
+        case (.awaitingRecords(let requested), .message(.records(let items))):
+            var seen = Set<ItemKey>()
+            for item in items {
+                guard requested.contains(item.key), seen.insert(item.key).inserted else {
+                    throw .violation("Records holds \(item.key), which was not requested or came twice")
+                }
+            }
+            state = .pageInHand
+            return .records(items)
+
+        case (.awaitingImageHeader(let queue), .message(.imageHeader(let header))):
+            guard let wanted = queue.first, wanted.key == header.key, wanted.digest == header.digest else {
+                throw .violation("ImageHeader for \(header.key) does not match the next image requested")
+            }
+            let rest = queue.dropFirst()
+            if header.missing || header.size == 0 {
+                state = rest.isEmpty ? .pageInHand : .awaitingImageHeader(queue: rest)
+                return .imageFinished(header)
+            }
+            state = .receivingImage(header: header, remaining: header.size, queue: rest)
+            return .imageStarted(header)
+
+        case (.receivingImage(let header, let remaining, let queue), .imageChunk(let bytes)):
+            guard Int64(bytes.count) <= remaining else {
+                throw .violation(
+                    "IMAGE_CHUNK overruns the \(header.size) bytes ImageHeader announced for \(header.key)")
+            }
+            let left = remaining - Int64(bytes.count)
+            if left == 0 {
+                state = queue.isEmpty ? .pageInHand : .awaitingImageHeader(queue: queue)
+            } else {
+                state = .receivingImage(header: header, remaining: left, queue: queue)
+            }
+            return .imageChunk(bytes)
+
+        default:
+            throw .unexpectedMessage(got: Self.name(of: frame), expected: expectation)
+        }
+    }
+
+    /// True when the last chunk delivered completed its image.
+    public var imageComplete: Bool {
+        if case .receivingImage = state { return false }
+        return true
+    }
+
+    /// What the machine waits for, for error messages.
+    public var expectation: String {
+        switch state {
+        case .awaitingPage: return "ManifestPage"
+        case .awaitingRecords: return "Records"
+        case .awaitingImageHeader: return "ImageHeader"
+        case .receivingImage: return "IMAGE_CHUNK"
+        case .pageInHand: return "nothing (the sink is working on a page)"
+        case .finished: return "nothing (the transfer is finished)"
+        }
+    }
+
+    static func name(of frame: IncomingFrame) -> String {
+        switch frame {
+        case .message(let message): return message.name
+        case .imageChunk: return "IMAGE_CHUNK"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import HPSyncProtocol
+import HPSyncStore
+
+/// The sending side of a transfer, as a state machine that does no I/O.
+///
+/// After each ManifestPage the source answers the sink's requests until the sink's PageDone;
+/// requests may only name keys of the page in hand, and PageDone must echo its `through_seq`.
+public struct SourceStateMachine: Sendable {
+    enum State: Sendable {
+        case readyToSendPage
+        case pageSent(ManifestPage, keys: Set<ItemKey>)
+        case finished
+    }
+
+    /// What the session must do next.
+    public enum Action: Sendable, Equatable {
+        case sendRecords([ItemKey])
+        case sendImages([ImageWanted])
+        /// The sink applied the page; send the next one, starting after `throughSeq`.
+        case sendNextPage(after: Int64, sinkCounts: ChangeCounts)
+        /// The sink applied the final page.
+        case finished(sinkCounts: ChangeCounts)
+        case peerError(PeerErrorMessage)
+    }
+
+    private(set) var state: State = .readyToSendPage
+
+    public init() {}
+
+    /// Records that the session sent this page.
+    public mutating func sent(_ page: ManifestPage) {
+        guard case .readyToSendPage = state else { preconditionFailure("a page is already outstanding") }
+        state = .pageSent(page, keys: Set(page.entries.map(\.key)))
+    }
+
+    public var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    /// Validates a message from the sink and says what to do.
+    public mutating func received(_ message: Message) throws(ProtocolError) -> Action {
+        if case .error(let error) = message { return .peerError(error) }
+        guard case .pageSent(let page, let keys) = state else {
+            throw .unexpectedMessage(got: message.name, expected: "nothing (no page outstanding)")
+        }
+        switch message {
+        case .fetchRecords(let wanted):
+            guard wanted.allSatisfy(keys.contains) else {
+                throw .violation("FetchRecords names a key that is not on the current ManifestPage")
+            }
+            return .sendRecords(wanted)
+        case .fetchImages(let wanted):
+            guard wanted.allSatisfy({ keys.contains($0.key) }) else {
+                throw .violation("FetchImages names a key that is not on the current ManifestPage")
+            }
+            return .sendImages(wanted)
+        case .pageDone(let through, let counts):
+            guard through == page.throughSeq else {
+                throw .violation("PageDone.through_seq \(through) does not echo the page's \(page.throughSeq)")
+            }
+            if page.isFinal {
+                state = .finished
+                return .finished(sinkCounts: counts)
+            }
+            state = .readyToSendPage
+            return .sendNextPage(after: through, sinkCounts: counts)
+        default:
+            throw .unexpectedMessage(got: message.name, expected: "FetchRecords, FetchImages or PageDone")
+        }
+    }
+}

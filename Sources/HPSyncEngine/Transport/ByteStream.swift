@@ -1,0 +1,12 @@
+/// A reliable, ordered, bidirectional byte stream: a TLS connection, or a pipe in tests.
+///
+/// Sessions never see sockets; they see frames over one of these, so every session can run
+/// over in-memory pipes and fault-injecting wrappers in tests.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Reads at least one byte into `buffer`; returns 0 at the peer's orderly end of stream.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Writes all of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Ends the stream in an orderly way; idempotent.
+    func close()
+}

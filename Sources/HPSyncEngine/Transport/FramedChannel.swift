@@ -1,0 +1,77 @@
+import HPSyncProtocol
+
+/// A `MessageChannel` over any `ByteStream`, reading with a buffer and validating each header
+/// before reading its payload (so a hostile length never allocates more than the limit).
+public final class FramedChannel: MessageChannel {
+    private let stream: any ByteStream
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    public private(set) var bytesSent: Int64 = 0
+    public private(set) var bytesReceived: Int64 = 0
+
+    public init(stream: any ByteStream, bufferSize: Int = 256 << 10) {
+        self.stream = stream
+        self.buffer = [UInt8](repeating: 0, count: bufferSize)
+    }
+
+    public func send(_ message: Message) throws {
+        let frame = FrameEncoder.encode(message)
+        try frame.withUnsafeBytes { try stream.write($0) }
+        bytesSent += Int64(frame.count)
+    }
+
+    public func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws {
+        let header = FrameEncoder.chunkHeader(count: bytes.count)
+        try header.withUnsafeBytes { try stream.write($0) }
+        try stream.write(bytes)
+        bytesSent += Int64(header.count + bytes.count)
+    }
+
+    public func receive(expecting: String) throws -> IncomingFrame {
+        let header = try FrameHeader(parsing: try readExactly(FrameHeader.size, expecting: expecting))
+        let payload = try readExactly(header.length, expecting: expecting)
+        switch header.type {
+        case .message: return .message(try Message(decoding: payload))
+        case .imageChunk: return .imageChunk(payload)
+        }
+    }
+
+    public func close() {
+        stream.close()
+    }
+
+    private func readExactly(_ count: Int, expecting: String) throws -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            if start == end {
+                // Large payloads bypass the buffer: read straight into the result.
+                if count - out.count >= buffer.count {
+                    let missing = count - out.count
+                    let oldCount = out.count
+                    out.append(contentsOf: repeatElement(0, count: missing))
+                    var filled = 0
+                    while filled < missing {
+                        let n = try out.withUnsafeMutableBytes { raw in
+                            try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(oldCount + filled)...]))
+                        }
+                        if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
+                        filled += n
+                        bytesReceived += Int64(n)
+                    }
+                    return out
+                }
+                let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+                if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
+                start = 0
+                end = n
+                bytesReceived += Int64(n)
+            }
+            let take = min(end - start, count - out.count)
+            out.append(contentsOf: buffer[start..<start + take])
+            start += take
+        }
+        return out
+    }
+}

@@ -1,0 +1,30 @@
+import HPSyncProtocol
+
+/// One frame as received: a validated message, or the payload of an image chunk.
+public enum IncomingFrame: Sendable {
+    case message(Message)
+    case imageChunk([UInt8])
+}
+
+/// Frames in, frames out: the only thing a sync session talks to.
+public protocol MessageChannel: AnyObject {
+    func send(_ message: Message) throws
+    /// Sends one IMAGE_CHUNK frame holding `bytes` (1 ... 1 MiB).
+    func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws
+    /// Receives the next frame; throws `ProtocolError.prematureEOF` if the peer hung up.
+    func receive(expecting: String) throws -> IncomingFrame
+    /// Bytes sent and received so far, for the session's report.
+    var bytesSent: Int64 { get }
+    var bytesReceived: Int64 { get }
+    func close()
+}
+
+extension MessageChannel {
+    /// Receives a frame that must be a message.
+    public func receiveMessage(expecting: String) throws -> Message {
+        switch try receive(expecting: expecting) {
+        case .message(let message): return message
+        case .imageChunk: throw ProtocolError.unexpectedMessage(got: "IMAGE_CHUNK", expected: expecting)
+        }
+    }
+}

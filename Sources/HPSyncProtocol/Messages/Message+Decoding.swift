@@ -1,0 +1,213 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncStore
+import SwiftProtobuf
+
+extension Message {
+    /// Decodes and validates one MESSAGE frame payload.
+    ///
+    /// Everything a peer sends passes through here: keys must be canonical UUIDs, digests and
+    /// node IDs exactly 32 bytes, texts and repeated fields within `ProtocolLimits`.
+    public init(decoding payload: some Collection<UInt8>) throws(ProtocolError) {
+        guard payload.count <= ProtocolLimits.maxMessageBytes else {
+            throw .frameTooLarge(type: "MESSAGE", length: payload.count, limit: ProtocolLimits.maxMessageBytes)
+        }
+        let envelope: Hpsync_V1_Envelope
+        do {
+            var options = BinaryDecodingOptions()
+            options.messageDepthLimit = 16
+            envelope = try Hpsync_V1_Envelope(serializedBytes: Array(payload), options: options)
+        } catch {
+            throw .undecodableMessage(String(describing: error))
+        }
+        guard let body = envelope.body else { throw .unknownMessage }
+        switch body {
+        case .hello(let hello): self = .hello(try Self.validate(hello))
+        case .error(let error): self = .error(Self.validate(error))
+        case .pullRequest(let request):
+            var store: StoreID? = nil
+            if !request.checkpointStoreID.isEmpty {
+                store = try Self.storeID(request.checkpointStoreID, "PullRequest", "checkpoint_store_id")
+            }
+            self = .pullRequest(
+                checkpointStore: store, sinceSeq: try Self.seq(request.sinceSeq, "PullRequest", "since_seq"))
+        case .manifestPage(let page): self = .manifestPage(try Self.validate(page))
+        case .fetchRecords(let fetch):
+            try Self.limit(fetch.keys.count, ProtocolLimits.maxRecordsPerBatch, "FetchRecords", "keys")
+            var keys: [ItemKey] = []
+            keys.reserveCapacity(fetch.keys.count)
+            for text in fetch.keys { keys.append(try Self.key(text, "FetchRecords", "keys")) }
+            guard Set(keys).count == keys.count else {
+                throw .invalidField(message: "FetchRecords", field: "keys", problem: "repeats a key")
+            }
+            self = .fetchRecords(keys)
+        case .records(let records):
+            try Self.limit(records.records.count, ProtocolLimits.maxRecordsPerBatch, "Records", "records")
+            self = .records(try records.records.map { record throws(ProtocolError) in try Self.validate(record) })
+        case .fetchImages(let fetch):
+            try Self.limit(fetch.images.count, ProtocolLimits.maxImagesPerRequest, "FetchImages", "images")
+            self = .fetchImages(
+                try fetch.images.map { wanted throws(ProtocolError) in
+                    ImageWanted(
+                        key: try Self.key(wanted.key, "FetchImages", "key"),
+                        digest: try Self.digest(wanted.sha256, "FetchImages", "sha256"))
+                })
+        case .imageHeader(let header):
+            let size = try Self.seq(header.size, "ImageHeader", "size")
+            if header.missing && size != 0 {
+                throw .invalidField(message: "ImageHeader", field: "size", problem: "must be 0 when missing is set")
+            }
+            self = .imageHeader(
+                ImageHeaderMessage(
+                    key: try Self.key(header.key, "ImageHeader", "key"),
+                    digest: try Self.digest(header.sha256, "ImageHeader", "sha256"), size: size,
+                    missing: header.missing))
+        case .pageDone(let done):
+            self = .pageDone(
+                throughSeq: try Self.seq(done.throughSeq, "PageDone", "through_seq"), counts: Self.counts(done.counts))
+        case .done(let done): self = .done(Self.counts(done.counts))
+        }
+    }
+
+    private static func validate(_ hello: Hpsync_V1_Hello) throws(ProtocolError) -> HelloMessage {
+        guard hello.minVersion >= 1, hello.minVersion <= hello.maxVersion else {
+            throw .invalidField(
+                message: "Hello", field: "min_version/max_version",
+                problem: "must satisfy 1 <= min <= max (got \(hello.minVersion)...\(hello.maxVersion))")
+        }
+        let intent: SyncIntent
+        switch hello.intent {
+        case .pull: intent = .pull
+        case .push: intent = .push
+        default: throw .invalidField(message: "Hello", field: "intent", problem: "must be INTENT_PULL or INTENT_PUSH")
+        }
+        guard hello.software.utf8.count <= ProtocolLimits.maxSoftwareBytes else {
+            throw .invalidField(message: "Hello", field: "software", problem: "is longer than 256 bytes")
+        }
+        guard let nodeID = NodeID(bytes: hello.nodeID) else {
+            throw .invalidField(
+                message: "Hello", field: "node_id", problem: "must be 32 bytes, got \(hello.nodeID.count)")
+        }
+        return HelloMessage(
+            minVersion: hello.minVersion, maxVersion: hello.maxVersion, nodeID: nodeID,
+            storeID: try storeID(hello.storeID, "Hello", "store_id"), intent: intent, version: hello.version,
+            software: hello.software)
+    }
+
+    private static func validate(_ error: Hpsync_V1_Error) -> PeerErrorMessage {
+        var text = error.message
+        if text.utf8.count > ProtocolLimits.maxErrorMessageBytes {
+            text = String(decoding: text.utf8.prefix(ProtocolLimits.maxErrorMessageBytes), as: UTF8.self)
+        }
+        return PeerErrorMessage(code: WireErrorCode(rawValue: error.code.rawValue) ?? .unspecified, message: text)
+    }
+
+    private static func validate(_ page: Hpsync_V1_ManifestPage) throws(ProtocolError) -> ManifestPage {
+        try limit(page.entries.count, ProtocolLimits.maxManifestEntries, "ManifestPage", "entries")
+        let throughSeq = try seq(page.throughSeq, "ManifestPage", "through_seq")
+        var entries: [ManifestEntry] = []
+        entries.reserveCapacity(page.entries.count)
+        var previous: Int64 = -1
+        for entry in page.entries {
+            let entrySeq = try seq(entry.seq, "ManifestEntry", "seq")
+            guard entrySeq > previous, entrySeq <= throughSeq else {
+                throw .invalidField(
+                    message: "ManifestEntry", field: "seq",
+                    problem: "must ascend strictly and not exceed through_seq (got \(entrySeq) after \(previous))")
+            }
+            previous = entrySeq
+            entries.append(
+                ManifestEntry(
+                    key: try key(entry.key, "ManifestEntry", "key"),
+                    version: Version(
+                        stamp: VersionStamp(rawValue: entry.stamp), origin: try node(entry.origin, "ManifestEntry")),
+                    deleted: entry.deleted, seq: entrySeq))
+        }
+        return ManifestPage(entries: entries, throughSeq: throughSeq, isFinal: page.final)
+    }
+
+    private static func validate(_ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {
+        let itemKey = try key(record.key, "Record", "key")
+        let version = Version(stamp: VersionStamp(rawValue: record.stamp), origin: try node(record.origin, "Record"))
+        if record.deleted { return Item.tombstone(key: itemKey, version: version) }
+        guard record.name.utf8.count <= ItemLimits.maxNameBytes else {
+            throw .invalidField(
+                message: "Record", field: "name", problem: "is \(record.name.utf8.count) bytes, the limit is 1024")
+        }
+        if record.hasSerialNumber && record.serialNumber.utf8.count > ItemLimits.maxSerialBytes {
+            throw .invalidField(message: "Record", field: "serial_number", problem: "is longer than 256 bytes")
+        }
+        var image: ImageRef? = nil
+        if !record.imageSha256.isEmpty {
+            let size = try seq(record.imageSize, "Record", "image_size")
+            guard size > 0 else {
+                throw .invalidField(
+                    message: "Record", field: "image_size", problem: "must be > 0 when image_sha256 is set")
+            }
+            image = ImageRef(digest: try digest(record.imageSha256, "Record", "image_sha256"), size: size)
+        } else if record.imageSize != 0 {
+            throw .invalidField(message: "Record", field: "image_size", problem: "must be 0 when there is no image")
+        }
+        return Item(
+            key: itemKey, name: record.name, serialNumber: record.hasSerialNumber ? record.serialNumber : nil,
+            valueInDollars: record.valueInDollars, dateCreatedMilliseconds: record.dateCreatedMs, image: image,
+            version: version, deleted: false)
+    }
+
+    private static func counts(_ counts: Hpsync_V1_ChangeCounts) -> ChangeCounts {
+        func clamp(_ value: UInt64) -> Int { Int(min(value, UInt64(Int.max))) }
+        var result = ChangeCounts()
+        result.inserted = clamp(counts.inserted)
+        result.updated = clamp(counts.updated)
+        result.deleted = clamp(counts.deleted)
+        result.tombstones = clamp(counts.tombstones)
+        result.skipped = clamp(counts.skipped)
+        result.refused = clamp(counts.refused)
+        result.images = clamp(counts.images)
+        result.imageBytes = Int64(clamp(counts.imageBytes))
+        result.entries = clamp(counts.entries)
+        result.records = clamp(counts.records)
+        return result
+    }
+
+    private static func key(_ text: String, _ message: String, _ field: String) throws(ProtocolError) -> ItemKey {
+        do {
+            return try ItemKey(text)
+        } catch {
+            throw .invalidField(message: message, field: field, problem: "is not a canonical item key: \(error)")
+        }
+    }
+
+    private static func digest(_ bytes: Data, _ message: String, _ field: String) throws(ProtocolError) -> SHA256Digest
+    {
+        guard let digest = SHA256Digest(bytes: bytes) else {
+            throw .invalidField(message: message, field: field, problem: "must be 32 bytes, got \(bytes.count)")
+        }
+        return digest
+    }
+
+    private static func node(_ bytes: Data, _ message: String) throws(ProtocolError) -> NodeID {
+        guard let id = NodeID(bytes: bytes) else {
+            throw .invalidField(message: message, field: "origin", problem: "must be 32 bytes, got \(bytes.count)")
+        }
+        return id
+    }
+
+    private static func storeID(_ bytes: Data, _ message: String, _ field: String) throws(ProtocolError) -> StoreID {
+        guard let id = StoreID(bytes: bytes) else {
+            throw .invalidField(message: message, field: field, problem: "must be 16 bytes, got \(bytes.count)")
+        }
+        return id
+    }
+
+    private static func seq(_ value: UInt64, _ message: String, _ field: String) throws(ProtocolError) -> Int64 {
+        guard value <= UInt64(Int64.max) else {
+            throw .invalidField(message: message, field: field, problem: "is beyond 2^63-1")
+        }
+        return Int64(value)
+    }
+
+    private static func limit(_ count: Int, _ limit: Int, _ message: String, _ field: String) throws(ProtocolError) {
+        guard count <= limit else { throw .tooMany(message: message, field: field, count: count, limit: limit) }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncStore
+import SwiftProtobuf
+
+extension Message {
+    /// The protobuf bytes of this message inside an `Envelope`.
+    public func serializedEnvelope() -> [UInt8] {
+        var envelope = Hpsync_V1_Envelope()
+        envelope.body = envelopeBody()
+        // Serialization of a fully initialized proto3 message cannot fail.
+        return try! envelope.serializedBytes()
+    }
+
+    private func envelopeBody() -> Hpsync_V1_Envelope.OneOf_Body {
+        switch self {
+        case .hello(let hello):
+            var wire = Hpsync_V1_Hello()
+            wire.minVersion = hello.minVersion
+            wire.maxVersion = hello.maxVersion
+            wire.nodeID = Data(hello.nodeID.bytes)
+            wire.storeID = Data(hello.storeID.bytes)
+            wire.intent = hello.intent == .pull ? .pull : .push
+            wire.version = hello.version
+            wire.software = hello.software
+            return .hello(wire)
+        case .error(let error):
+            var wire = Hpsync_V1_Error()
+            wire.code = Hpsync_V1_ErrorCode(rawValue: error.code.rawValue) ?? .errorUnspecified
+            wire.message = error.message
+            return .error(wire)
+        case .pullRequest(let store, let since):
+            var wire = Hpsync_V1_PullRequest()
+            wire.checkpointStoreID = store.map { Data($0.bytes) } ?? Data()
+            wire.sinceSeq = UInt64(since)
+            return .pullRequest(wire)
+        case .manifestPage(let page):
+            var wire = Hpsync_V1_ManifestPage()
+            wire.entries = page.entries.map { entry in
+                var wireEntry = Hpsync_V1_ManifestEntry()
+                wireEntry.key = entry.key.rawValue
+                wireEntry.stamp = entry.version.stamp.rawValue
+                wireEntry.origin = Data(entry.version.origin.bytes)
+                wireEntry.deleted = entry.deleted
+                wireEntry.seq = UInt64(entry.seq)
+                return wireEntry
+            }
+            wire.throughSeq = UInt64(page.throughSeq)
+            wire.final = page.isFinal
+            return .manifestPage(wire)
+        case .fetchRecords(let keys):
+            var wire = Hpsync_V1_FetchRecords()
+            wire.keys = keys.map(\.rawValue)
+            return .fetchRecords(wire)
+        case .records(let items):
+            var wire = Hpsync_V1_Records()
+            wire.records = items.map(Self.record)
+            return .records(wire)
+        case .fetchImages(let images):
+            var wire = Hpsync_V1_FetchImages()
+            wire.images = images.map { wanted in
+                var wireWanted = Hpsync_V1_ImageWanted()
+                wireWanted.key = wanted.key.rawValue
+                wireWanted.sha256 = Data(wanted.digest.bytes)
+                return wireWanted
+            }
+            return .fetchImages(wire)
+        case .imageHeader(let header):
+            var wire = Hpsync_V1_ImageHeader()
+            wire.key = header.key.rawValue
+            wire.sha256 = Data(header.digest.bytes)
+            wire.size = UInt64(header.size)
+            wire.missing = header.missing
+            return .imageHeader(wire)
+        case .pageDone(let through, let counts):
+            var wire = Hpsync_V1_PageDone()
+            wire.throughSeq = UInt64(through)
+            wire.counts = Self.counts(counts)
+            return .pageDone(wire)
+        case .done(let counts):
+            var wire = Hpsync_V1_Done()
+            wire.counts = Self.counts(counts)
+            return .done(wire)
+        }
+    }
+
+    private static func record(_ item: Item) -> Hpsync_V1_Record {
+        var wire = Hpsync_V1_Record()
+        wire.key = item.key.rawValue
+        wire.stamp = item.version.stamp.rawValue
+        wire.origin = Data(item.version.origin.bytes)
+        wire.deleted = item.deleted
+        guard !item.deleted else { return wire }
+        wire.name = item.name
+        if let serial = item.serialNumber { wire.serialNumber = serial }
+        wire.valueInDollars = item.valueInDollars
+        wire.dateCreatedMs = item.dateCreatedMilliseconds
+        if let image = item.image {
+            wire.imageSha256 = Data(image.digest.bytes)
+            wire.imageSize = UInt64(image.size)
+        }
+        return wire
+    }
+
+    private static func counts(_ counts: ChangeCounts) -> Hpsync_V1_ChangeCounts {
+        var wire = Hpsync_V1_ChangeCounts()
+        wire.inserted = UInt64(counts.inserted)
+        wire.updated = UInt64(counts.updated)
+        wire.deleted = UInt64(counts.deleted)
+        wire.tombstones = UInt64(counts.tombstones)
+        wire.skipped = UInt64(counts.skipped)
+        wire.refused = UInt64(counts.refused)
+        wire.images = UInt64(counts.images)
+        wire.imageBytes = UInt64(max(0, counts.imageBytes))
+        wire.entries = UInt64(counts.entries)
+        wire.records = UInt64(counts.records)
+        return wire
+    }
+}

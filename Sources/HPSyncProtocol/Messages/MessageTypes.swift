@@ -1,0 +1,162 @@
+import HPSyncCrypto
+import HPSyncStore
+
+/// What a client wants from a session.
+public enum SyncIntent: String, Sendable, Equatable {
+    case pull, push
+}
+
+/// The validated contents of a Hello.
+public struct HelloMessage: Equatable, Sendable {
+    public var minVersion: UInt32
+    public var maxVersion: UInt32
+    public var nodeID: NodeID
+    public var storeID: StoreID
+    public var intent: SyncIntent
+    /// The server's choice for the session; 0 in the client's Hello.
+    public var version: UInt32
+    public var software: String
+
+    public init(
+        minVersion: UInt32 = ProtocolLimits.minVersion, maxVersion: UInt32 = ProtocolLimits.maxVersion,
+        nodeID: NodeID, storeID: StoreID, intent: SyncIntent, version: UInt32 = 0, software: String
+    ) {
+        self.minVersion = minVersion
+        self.maxVersion = maxVersion
+        self.nodeID = nodeID
+        self.storeID = storeID
+        self.intent = intent
+        self.version = version
+        self.software = software
+    }
+}
+
+/// One line of a manifest: the source's current version of a key and its change number.
+/// It is exactly the store's change-feed entry.
+public typealias ManifestEntry = ChangeEntry
+
+/// A page of the source's change feed in ascending seq.
+public struct ManifestPage: Equatable, Sendable {
+    public var entries: [ManifestEntry]
+    public var throughSeq: Int64
+    public var isFinal: Bool
+
+    public init(entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool) {
+        self.entries = entries
+        self.throughSeq = throughSeq
+        self.isFinal = isFinal
+    }
+}
+
+/// An image the sink asks for, by the item it belongs to and the digest it expects.
+public struct ImageWanted: Equatable, Sendable, Hashable {
+    public var key: ItemKey
+    public var digest: SHA256Digest
+
+    public init(key: ItemKey, digest: SHA256Digest) {
+        self.key = key
+        self.digest = digest
+    }
+}
+
+/// Announces the chunks of one image.
+public struct ImageHeaderMessage: Equatable, Sendable {
+    public var key: ItemKey
+    public var digest: SHA256Digest
+    public var size: Int64
+    public var missing: Bool
+
+    public init(key: ItemKey, digest: SHA256Digest, size: Int64, missing: Bool = false) {
+        self.key = key
+        self.digest = digest
+        self.size = size
+        self.missing = missing
+    }
+}
+
+/// Counts a side reports about a session.
+public struct ChangeCounts: Equatable, Sendable, Codable {
+    public var inserted = 0
+    public var updated = 0
+    public var deleted = 0
+    public var tombstones = 0
+    public var skipped = 0
+    public var refused = 0
+    public var images = 0
+    public var imageBytes: Int64 = 0
+    public var entries = 0
+    public var records = 0
+
+    public init() {}
+
+    public static func + (lhs: ChangeCounts, rhs: ChangeCounts) -> ChangeCounts {
+        var sum = lhs
+        sum.inserted += rhs.inserted
+        sum.updated += rhs.updated
+        sum.deleted += rhs.deleted
+        sum.tombstones += rhs.tombstones
+        sum.skipped += rhs.skipped
+        sum.refused += rhs.refused
+        sum.images += rhs.images
+        sum.imageBytes += rhs.imageBytes
+        sum.entries += rhs.entries
+        sum.records += rhs.records
+        return sum
+    }
+}
+
+/// The error codes of the wire protocol (Protocol.md §Errors).
+public enum WireErrorCode: Int, Sendable, Equatable {
+    case unspecified = 0
+    case incompatibleVersion = 1
+    case notAuthorized = 2
+    case readOnly = 3
+    case busy = 4
+    case protocolViolation = 5
+    case limit = 6
+    case internalError = 7
+    case shuttingDown = 8
+    case nodeIDMismatch = 9
+    case badData = 10
+}
+
+/// An Error message: why the sender is ending the session.
+public struct PeerErrorMessage: Equatable, Sendable {
+    public var code: WireErrorCode
+    public var message: String
+
+    public init(code: WireErrorCode, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Every message of protocol version 1, validated.
+public enum Message: Equatable, Sendable {
+    case hello(HelloMessage)
+    case error(PeerErrorMessage)
+    case pullRequest(checkpointStore: StoreID?, sinceSeq: Int64)
+    case manifestPage(ManifestPage)
+    case fetchRecords([ItemKey])
+    case records([Item])
+    case fetchImages([ImageWanted])
+    case imageHeader(ImageHeaderMessage)
+    case pageDone(throughSeq: Int64, counts: ChangeCounts)
+    case done(ChangeCounts)
+
+    /// The message's name as Protocol.md spells it, for errors and logs.
+    public var name: String {
+        switch self {
+        case .hello: return "Hello"
+        case .error: return "Error"
+        case .pullRequest: return "PullRequest"
+        case .manifestPage: return "ManifestPage"
+        case .fetchRecords: return "FetchRecords"
+        case .records: return "Records"
+        case .fetchImages: return "FetchImages"
+        case .imageHeader: return "ImageHeader"
+        case .pageDone: return "PageDone"
+        case .done: return "Done"
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+@Suite struct ClockAndAuthTests {
+    @Test func editAfterPullWinsEvenWithClockAnHourBehind() throws {
+        let clockA = TestClock(1_750_000_000_000)
+        let clockB = TestClock(1_750_000_000_000 - 3_600_000)
+        let a = try TestNode("a", clock: clockA)
+        var tolerant = StoreConfiguration()
+        tolerant.maxClockSkewMilliseconds = 2 * 3_600_000
+        let b = try TestNode("b", clock: clockB, configuration: tolerant)
+        try a.allow(b)
+        let item = try a.add("Guitar")
+        _ = try a.store.edit(item.key, ItemEdit(name: "Guitar (a)"))
+        try Sync.pull(b, from: a)
+        let edited = try b.store.edit(item.key, ItemEdit(name: "Guitar (b, later)"))
+        #expect(edited.version > (try a.store.item(item.key)!.version))
+        try Sync.push(b, to: a)
+        #expect(try a.store.item(item.key)?.name == "Guitar (b, later)")
+    }
+
+    @Test func stampBeyondSkewIsRefusedAndTheRestApplies() throws {
+        let clockA = TestClock(1_750_000_000_000)
+        let a = try TestNode("a", clock: clockA)
+        let b = try TestNode("b", clock: TestClock(1_750_000_000_000))
+        try a.allow(b)
+        let normal = try a.add("Normal")
+        clockA.advance(milliseconds: 3_600_000)  // a's clock jumps an hour ahead
+        let future = try a.add("From the future")
+        let report = try Sync.pull(b, from: a)
+        #expect(report.refused.map(\.key) == [future.key.rawValue])
+        #expect(report.inserted == [normal.key.rawValue])
+        #expect(try b.store.item(future.key) == nil)
+        // Once b's clock catches up, the next pull retries the refused record.
+        b.clock.set(1_750_000_000_000 + 3_600_000)
+        let retry = try Sync.pull(b, from: a)
+        #expect(retry.inserted == [future.key.rawValue])
+    }
+
+    @Test func unknownPeerCannotPull() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.add("Secret")
+        #expect {
+            try Sync.pull(b, from: a)
+        } throws: { error in
+            guard case SyncError.refusedByPeer(let peerError) = error else { return false }
+            return peerError.code == .notAuthorized && peerError.message.contains("hp-sync peer add")
+        }
+        #expect(try b.snapshot().isEmpty)
+    }
+
+    @Test func readOnlyPeerCannotPush() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        try b.add("Mine")
+        #expect {
+            try Sync.push(b, to: a)
+        } throws: { error in
+            guard case SyncError.refusedByPeer(let peerError) = error else { return false }
+            return peerError.code == .readOnly && peerError.message.contains("not authorized to push")
+        }
+        #expect(try a.snapshot().isEmpty)
+        try Sync.pull(b, from: a)
+    }
+
+    @Test func helloWithAnotherNodesIDIsRefused() {
+        let me = NodeID(certificateDER: [1])
+        let other = NodeID(certificateDER: [2])
+        let hello = HelloMessage(nodeID: other, storeID: .random(), intent: .pull, software: "x")
+        let decision = ServerHandshake.decide(
+            hello: hello, certificateNodeID: me, peer: Peer(name: "p", nodeID: me), serverNodeID: other,
+            serverStoreID: .random(), software: "s")
+        guard case .refuse(let error) = decision else {
+            Issue.record("accepted a Hello naming another node")
+            return
+        }
+        #expect(error.code == .nodeIDMismatch)
+    }
+
+    @Test func versionNegotiationPicksHighestCommon() {
+        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 1)
+        #expect(ServerHandshake.negotiate(min: 2, max: 5) == nil)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncStore
+import SwiftProtobuf
+import Testing
+
+@testable import HPSyncProtocol
+
+@Suite struct MessageValidationTests {
+    func decode(_ body: Hpsync_V1_Envelope.OneOf_Body) throws -> HPSyncProtocol.Message {
+        var envelope = Hpsync_V1_Envelope()
+        envelope.body = body
+        let bytes: [UInt8] = try envelope.serializedBytes()
+        return try HPSyncProtocol.Message(decoding: bytes)
+    }
+
+    func record(key: String = "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04") -> Hpsync_V1_Record {
+        var record = Hpsync_V1_Record()
+        record.key = key
+        record.name = "Lamp"
+        record.origin = Data(repeating: 1, count: 32)
+        record.stamp = 1
+        return record
+    }
+
+    @Test(arguments: [
+        "../../etc/passwd", "", "4A73B5D2A6F44B409F82EA1E34C1DC04", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0/",
+    ])
+    func malformedKeysAreRejected(_ key: String) {
+        var records = Hpsync_V1_Records()
+        records.records = [record(key: key)]
+        #expect(throws: ProtocolError.self) { try decode(.records(records)) }
+        var fetch = Hpsync_V1_FetchRecords()
+        fetch.keys = [key]
+        #expect(throws: ProtocolError.self) { try decode(.fetchRecords(fetch)) }
+    }
+
+    @Test func lowercaseKeysAreNormalised() throws {
+        var records = Hpsync_V1_Records()
+        records.records = [record(key: "4a73b5d2-a6f4-4b40-9f82-ea1e34c1dc04")]
+        guard case .records(let items) = try decode(.records(records)) else { Issue.record("not records"); return }
+        #expect(items.first?.key.rawValue == "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04")
+    }
+
+    @Test func oversizedFieldsAreRejected() {
+        var long = record()
+        long.name = String(repeating: "x", count: 1025)
+        var records = Hpsync_V1_Records()
+        records.records = [long]
+        #expect(throws: ProtocolError.self) { try decode(.records(records)) }
+
+        var badDigest = record()
+        badDigest.imageSha256 = Data(repeating: 0, count: 31)
+        badDigest.imageSize = 5
+        records.records = [badDigest]
+        #expect(throws: ProtocolError.self) { try decode(.records(records)) }
+
+        var noDigestButSize = record()
+        noDigestButSize.imageSize = 5
+        records.records = [noDigestButSize]
+        #expect(throws: ProtocolError.self) { try decode(.records(records)) }
+    }
+
+    @Test func tooManyEntriesAreRejected() {
+        var fetch = Hpsync_V1_FetchRecords()
+        fetch.keys = (0...ProtocolLimits.maxRecordsPerBatch).map { _ in ItemKey.random().rawValue }
+        #expect(throws: ProtocolError.tooMany(message: "FetchRecords", field: "keys", count: 1025, limit: 1024)) {
+            try decode(.fetchRecords(fetch))
+        }
+    }
+
+    @Test func manifestSeqMustAscend() {
+        var page = Hpsync_V1_ManifestPage()
+        var entry = Hpsync_V1_ManifestEntry()
+        entry.key = ItemKey.random().rawValue
+        entry.origin = Data(repeating: 2, count: 32)
+        entry.seq = 5
+        var second = entry
+        second.key = ItemKey.random().rawValue
+        second.seq = 5
+        page.entries = [entry, second]
+        page.throughSeq = 10
+        #expect(throws: ProtocolError.self) { try decode(.manifestPage(page)) }
+        page.entries = [entry]
+        page.throughSeq = 4
+        #expect(throws: ProtocolError.self) { try decode(.manifestPage(page)) }
+    }
+
+    @Test func helloNeedsSaneVersionsAndIDs() {
+        var hello = Hpsync_V1_Hello()
+        hello.minVersion = 1
+        hello.maxVersion = 1
+        hello.nodeID = Data(repeating: 1, count: 32)
+        hello.storeID = Data(repeating: 2, count: 16)
+        hello.intent = .pull
+        #expect((try? decode(.hello(hello))) != nil)
+        var bad = hello
+        bad.minVersion = 0
+        #expect(throws: ProtocolError.self) { try decode(.hello(bad)) }
+        bad = hello
+        bad.minVersion = 3
+        #expect(throws: ProtocolError.self) { try decode(.hello(bad)) }
+        bad = hello
+        bad.nodeID = Data(repeating: 1, count: 31)
+        #expect(throws: ProtocolError.self) { try decode(.hello(bad)) }
+        bad = hello
+        bad.intent = .unspecified
+        #expect(throws: ProtocolError.self) { try decode(.hello(bad)) }
+    }
+
+    @Test func seqAbove63BitsIsRejected() {
+        var request = Hpsync_V1_PullRequest()
+        request.sinceSeq = UInt64.max
+        #expect(throws: ProtocolError.self) { try decode(.pullRequest(request)) }
+    }
+}
