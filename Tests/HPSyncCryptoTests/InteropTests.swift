@@ -61,6 +61,31 @@ extension TransportTests {
         #expect(String(decoding: received, as: UTF8.self).hasPrefix("cnys-ph"))
     }
 
+    @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
+    func killedServerIsReportedAsTruncationNotAsEndOfData() throws {
+        let serverIdentity = try makeIdentity()
+        let port = try freePort()
+        let server = try RunningTool(
+            [
+                opensslPath, "s_server", "-tls1_3", "-quiet", "-naccept", "1",
+                "-cert", serverIdentity.certificateURL.path, "-key", serverIdentity.keyURL.path,
+                "-accept", "127.0.0.1:\(port)",
+            ], closeInput: false)
+        let connection = try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID))
+        defer { connection.close() }
+        Thread.sleep(forTimeInterval: 0.1)  // let s_server finish its side of the handshake
+        kill(server.process.processIdentifier, SIGKILL)  // the kernel sends FIN; no TLS close_notify
+        _ = server.finish(timeout: 5)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect {
+            let count = try buffer.withUnsafeMutableBytes { try connection.read(into: $0) }
+            Issue.record("read returned \(count): \(String(decoding: buffer[..<count], as: UTF8.self))")
+        } throws: { error in
+            guard case TLSError.unexpectedEOF = error else { return false }
+            return "\(error)".contains("close_notify")
+        }
+    }
+
     /// Retries while s_server starts; a refused TCP connect consumes none of its -naccept.
     private func connectWhenListening(port: UInt16, expected: PeerExpectation) throws -> TLSConnection {
         let deadline = Date(timeIntervalSinceNow: 10)

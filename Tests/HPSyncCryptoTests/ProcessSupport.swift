@@ -14,7 +14,8 @@ final class RunningTool: @unchecked Sendable {
     private let stdinPipe = Pipe()
     private let collected = Locked((stdout: Data(), stderr: Data(), closed: 0))
 
-    init(_ arguments: [String], input: String = "") throws {
+    /// `closeInput: false` keeps stdin open (s_server shuts the connection down on stdin EOF).
+    init(_ arguments: [String], input: String = "", closeInput: Bool = true) throws {
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
         process.standardOutput = stdoutPipe
@@ -24,7 +25,7 @@ final class RunningTool: @unchecked Sendable {
         drain(stdoutPipe.fileHandleForReading, isStdout: true)
         drain(stderrPipe.fileHandleForReading, isStdout: false)
         stdinPipe.fileHandleForWriting.write(Data(input.utf8))
-        try stdinPipe.fileHandleForWriting.close()
+        if closeInput { try stdinPipe.fileHandleForWriting.close() }
     }
 
     private func drain(_ handle: FileHandle, isStdout: Bool) {

@@ -110,7 +110,7 @@ import Testing
         connection.close()
     }
 
-    @Test func closeNotifyReadsAsZeroAndTruncationIsAnError() throws {
+    @Test func closeNotifyReadsAsZeroAndUseAfterCloseThrows() throws {
         let server = try TestServer { connection in
             try? connection.write(Array("bye".utf8))
         }
