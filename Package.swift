@@ -64,6 +64,14 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "hp-sync", dependencies: ["HPSyncCLI"]),
+        // Transport throughput benchmark run by Scripts/bench-transport; not a product.
+        .executableTarget(
+            name: "hp-sync-bench-transport",
+            dependencies: [
+                "HPSyncCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "HPSyncCryptoTests",
             dependencies: ["HPSyncCrypto"]

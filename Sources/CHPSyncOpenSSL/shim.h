@@ -5,9 +5,46 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/ec.h>
 #include <openssl/rand.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+
+// SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl; Swift cannot call macros.
+static inline int hp_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+// SSL_CTX_set_mode is a macro over SSL_CTX_ctrl; Swift cannot call macros.
+static inline long hp_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+
+// SSL_CTX_set_session_cache_mode is a macro over SSL_CTX_ctrl; Swift cannot call macros.
+static inline long hp_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+// SSL_CTX_set_read_ahead is a macro over SSL_CTX_ctrl; Swift cannot call macros.
+static inline long hp_SSL_CTX_set_read_ahead(SSL_CTX *ctx, int yes) {
+    return SSL_CTX_set_read_ahead(ctx, yes);
+}
+
+// SSL_OP_NO_TICKET expands to a shift-and-cast expression that Swift does not import.
+static inline uint64_t hp_SSL_OP_NO_TICKET(void) {
+    return SSL_OP_NO_TICKET;
+}
+
+// BIO_get_mem_data is a macro over BIO_ctrl; Swift cannot call macros.
+static inline long hp_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+// EVP_PKEY_Q_keygen is variadic; Swift cannot call C variadic functions.
+static inline EVP_PKEY *hp_EVP_PKEY_Q_keygen_ec(const char *curve) {
+    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", curve);
+}
 
 #endif

@@ -1,0 +1,88 @@
+import Foundation
+
+/// This node's TLS identity: an ECDSA P-256 key and its self-signed certificate.
+///
+/// Stored as `identity/key.pem` (mode 0600) and `identity/cert.pem` in the store directory.
+/// Peers pin the certificate, so an identity is never overwritten: losing it makes this a new
+/// node that every peer must trust again. Immutable after creation, hence `Sendable`.
+public final class NodeIdentity: Sendable {
+    /// SHA-256 of `certificateDER`.
+    public let nodeID: NodeID
+    /// The certificate, DER-encoded.
+    public let certificateDER: [UInt8]
+    /// The folder holding key.pem and cert.pem.
+    public let directory: URL
+
+    let privateKey: PrivateKey
+    let certificate: Certificate
+
+    private init(privateKey: PrivateKey, certificate: Certificate, directory: URL) {
+        self.privateKey = privateKey
+        self.certificate = certificate
+        self.directory = directory
+        self.certificateDER = certificate.der
+        self.nodeID = NodeID(certificateDER: certificateDER)
+    }
+
+    /// The private key's path.
+    public var keyURL: URL { Self.keyURL(directory) }
+    /// The certificate's path.
+    public var certificateURL: URL { Self.certificateURL(directory) }
+
+    /// Generates a new identity in `storeDirectory/identity/`; refuses to replace one.
+    ///
+    /// The key file is created 0600 with O_EXCL, so it is never readable by others, not even
+    /// for a moment, and two racing `create` calls cannot both succeed. Both files and the
+    /// folder are fsynced before this returns.
+    public static func create(in storeDirectory: URL) throws(TLSError) -> NodeIdentity {
+        let directory = storeDirectory.appendingPathComponent("identity", isDirectory: true)
+        let keyURL = keyURL(directory)
+        let certURL = certificateURL(directory)
+        for url in [keyURL, certURL] where IdentityFiles.exists(url) {
+            throw .identityExists(path: url.path)
+        }
+        try IdentityFiles.makePrivateDirectory(directory)
+        let key = try PrivateKey.generateP256()
+        let certificate = try Certificate.selfSigned(key: key, commonName: "hp-sync")
+        try IdentityFiles.writeExclusive(try key.pem(), to: keyURL, mode: 0o600)
+        do {
+            try IdentityFiles.writeExclusive(try certificate.pem(), to: certURL, mode: 0o644)
+        } catch {
+            // A key without a certificate would block the next `create`; it was never used.
+            IdentityFiles.remove(keyURL)
+            throw error
+        }
+        try IdentityFiles.syncDirectory(directory)
+        return NodeIdentity(privateKey: key, certificate: certificate, directory: directory)
+    }
+
+    /// Loads the identity from `storeDirectory/identity/`.
+    ///
+    /// Fails with `identityMissing` when there is none, `insecureKeyPermissions` when key.pem can
+    /// be read by group or others, and `invalidIdentity` when the key and certificate do not match.
+    public static func load(from storeDirectory: URL) throws(TLSError) -> NodeIdentity {
+        let directory = storeDirectory.appendingPathComponent("identity", isDirectory: true)
+        let keyURL = keyURL(directory)
+        let certURL = certificateURL(directory)
+        guard IdentityFiles.exists(keyURL) else { throw .identityMissing(path: keyURL.path) }
+        guard IdentityFiles.exists(certURL) else {
+            throw .invalidIdentity(path: certURL.path, reason: "key.pem exists but cert.pem is missing")
+        }
+        let keyPEM = try IdentityFiles.readPrivate(keyURL)
+        let certPEM = try IdentityFiles.read(certURL)
+        let key = try PrivateKey.parsePEM(keyPEM, path: keyURL.path)
+        let certificate = try Certificate.parsePEM(certPEM, path: certURL.path)
+        guard certificate.matches(key) else {
+            throw .invalidIdentity(path: directory.path, reason: "cert.pem was not made for key.pem")
+        }
+        return NodeIdentity(privateKey: key, certificate: certificate, directory: directory)
+    }
+
+    static func keyURL(_ directory: URL) -> URL {
+        directory.appendingPathComponent("key.pem", isDirectory: false)
+    }
+
+    static func certificateURL(_ directory: URL) -> URL {
+        directory.appendingPathComponent("cert.pem", isDirectory: false)
+    }
+}
