@@ -1,0 +1,89 @@
+import HPSyncCrypto
+import HPSyncStore
+import Logging
+
+/// Turns what a person typed (`pull nas`, `pull 192.0.2.7:7717`) into a pinned TLS connection.
+///
+/// A peer name is looked up first; otherwise the address is matched against the addresses of
+/// known peers. An address no peer has is first contact: we connect only to learn the server's
+/// node ID, hang up, and tell the person how to trust it. Nothing is trusted silently.
+public struct Connector: Sendable {
+    public struct Target: Sendable, Equatable {
+        public var name: String
+        public var address: PeerAddress
+        public var nodeID: NodeID
+    }
+
+    private let store: Store
+    private let identity: NodeIdentity
+    private let timeouts: TLSTimeouts
+    private let logger: Logger
+
+    public init(store: Store, identity: NodeIdentity, timeouts: TLSTimeouts = .init(), logger: Logger) {
+        self.store = store
+        self.identity = identity
+        self.timeouts = timeouts
+        self.logger = logger
+    }
+
+    /// Resolves `text` to a known peer and its address.
+    public func resolve(_ text: String) throws -> Target {
+        if let peer = try store.peer(named: text) {
+            guard let addressText = peer.address else { throw ConnectError.peerWithoutAddress(peer.name) }
+            guard let address = PeerAddress(parsing: addressText) else {
+                throw ConnectError.badAddress(addressText)
+            }
+            return Target(name: peer.name, address: address, nodeID: peer.nodeID)
+        }
+        guard let address = PeerAddress(parsing: text) else { throw ConnectError.badAddress(text) }
+        for peer in try store.peers() {
+            if let known = peer.address.flatMap({ PeerAddress(parsing: $0) }), known == address {
+                return Target(name: peer.name, address: address, nodeID: peer.nodeID)
+            }
+        }
+        let connection = try TLSConnection.connect(
+            host: address.host, port: address.port, identity: identity, expected: .firstContact, timeouts: timeouts,
+            logger: logger)
+        let seen = connection.peerNodeID
+        connection.close()
+        if let peer = try store.peer(nodeID: seen) {
+            throw ConnectError.knownNodeAtNewAddress(address: address, peer: peer.name, nodeID: seen)
+        }
+        throw ConnectError.unknownServer(address: address, nodeID: seen)
+    }
+
+    /// Dials the target and pins its node ID.
+    public func connect(_ target: Target) throws -> TLSConnection {
+        try TLSConnection.connect(
+            host: target.address.host, port: target.address.port, identity: identity, expected: .node(target.nodeID),
+            timeouts: timeouts, logger: logger)
+    }
+}
+
+/// Why we did not connect; each says what to type next.
+public enum ConnectError: Error, CustomStringConvertible, Equatable {
+    case peerWithoutAddress(String)
+    case badAddress(String)
+    case unknownServer(address: PeerAddress, nodeID: NodeID)
+    case knownNodeAtNewAddress(address: PeerAddress, peer: String, nodeID: NodeID)
+
+    public var description: String {
+        switch self {
+        case .peerWithoutAddress(let name):
+            return
+                "peer '\(name)' has no address; give it one with: hp-sync peer rm \(name) && hp-sync peer add \(name) NODE-ID --address HOST[:PORT]"
+        case .badAddress(let text):
+            return "'\(text)' is neither a known peer name nor a HOST[:PORT] address; see `hp-sync peer list`"
+        case .unknownServer(let address, let nodeID):
+            return """
+                the server at \(address) is not a known peer; nothing was synced.
+                Its node ID is \(nodeID)
+                Compare it with `hp-sync id` on that machine; if they match, trust it with:
+                  hp-sync peer add NAME \(nodeID) --address \(address)
+                """
+        case .knownNodeAtNewAddress(let address, let peer, let nodeID):
+            return
+                "the server at \(address) is peer '\(peer)' (\(nodeID)), which is listed with another address; use `hp-sync pull \(peer)` or update its address"
+        }
+    }
+}

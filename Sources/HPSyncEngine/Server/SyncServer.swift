@@ -1,0 +1,67 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+import Synchronization
+
+/// `hp-sync serve`: accepts TLS connections and runs one `ServerSession` per connection on its
+/// own thread, refuses connections past the limit with ERROR_BUSY, and shuts down gracefully.
+public final class SyncServer: Sendable {
+    public struct Configuration: Sendable {
+        public var addresses: [(host: String, port: UInt16)] = [("0.0.0.0", ProtocolLimits.defaultPort)]
+        public var maxConnections = 64
+        public var timeouts = TLSTimeouts()
+        /// How long a shutdown waits for sessions in flight to finish their page.
+        public var shutdownGrace: Duration = .seconds(30)
+        public init() {}
+    }
+
+    private let store: Store
+    private let listener: TLSListener
+    private let logger: Logger
+    private let configuration: Configuration
+    private let stopping = Atomic<Bool>(false)
+
+    /// Binds the listening sockets (so errors such as "address in use" surface here).
+    public init(store: Store, identity: NodeIdentity, configuration: Configuration, logger: Logger) throws {
+        self.store = store
+        self.logger = logger
+        self.configuration = configuration
+        self.listener = try TLSListener(
+            identity: identity, bind: configuration.addresses, maxConnections: configuration.maxConnections,
+            timeouts: configuration.timeouts, logger: logger)
+    }
+
+    /// The addresses actually bound (with the kernel's port when 0 was asked for).
+    public var boundAddresses: [(host: String, port: UInt16)] { listener.boundAddresses }
+
+    /// Serves until `stop()`; then waits up to the grace period for sessions in flight.
+    /// Returns true when every session finished in time.
+    public func run() throws -> Bool {
+        let store = self.store
+        let logger = self.logger
+        let isStopping: @Sendable () -> Bool = { [weak self] in self?.stopping.load(ordering: .relaxed) ?? true }
+        try listener.run(
+            handler: { connection in
+                var log = logger
+                log[metadataKey: "remote"] = "\(connection.remoteAddress)"
+                ServerSession(store: store, logger: log, shouldStop: isStopping)
+                    .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
+            },
+            onBusy: { connection in
+                logger.notice("refused connection: busy", metadata: ["remote": "\(connection.remoteAddress)"])
+                let busy = PeerErrorMessage(
+                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
+                try? FramedChannel(stream: connection).send(.error(busy))
+                connection.close()
+            })
+        return listener.waitForHandlers(timeout: configuration.shutdownGrace)
+    }
+
+    /// Stops accepting; sessions in flight stop after their current page. Safe from any thread.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        listener.stop()
+    }
+}

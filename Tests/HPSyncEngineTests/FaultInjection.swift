@@ -1,0 +1,74 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Synchronization
+
+@testable import HPSyncEngine
+
+/// Wraps a stream and cuts it (both directions) once `limit` bytes have been read through it.
+final class CuttingStream: ByteStream, @unchecked Sendable {
+    private let base: any ByteStream
+    private let limit: Int
+    private let readSoFar = Mutex(0)
+
+    init(_ base: any ByteStream, cutAfterReading limit: Int) {
+        self.base = base
+        self.limit = limit
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let allowed = readSoFar.withLock { limit - $0 }
+        if allowed <= 0 {
+            base.close()
+            return 0
+        }
+        let n = try base.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, allowed)]))
+        readSoFar.withLock { $0 += n }
+        return n
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws { try base.write(bytes) }
+    func close() { base.close() }
+}
+
+/// A fake server that answers Hello and PullRequest properly and then sends whatever the test
+/// scripts, to see how a pulling client copes with a hostile or broken peer.
+enum HostileServer {
+    struct Script: Sendable {
+        var hello: @Sendable (HelloMessage) -> HelloMessage = { $0 }
+        /// Raw bytes to send after the PullRequest, given the channel for replies.
+        var afterPullRequest: @Sendable (FramedChannel, PipeStream) throws -> Void
+    }
+
+    static func pull(_ client: TestNode, serverID: NodeID, script: Script) throws -> SyncReport {
+        let (clientEnd, serverEnd) = PipeStream.pair()
+        let serverStore = StoreID.random()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            let channel = FramedChannel(stream: serverEnd)
+            guard case .hello(let hello)? = try? channel.receiveMessage(expecting: "Hello") else { return }
+            let reply = HelloMessage(
+                nodeID: serverID, storeID: serverStore, intent: hello.intent, version: 1, software: "hostile")
+            try? channel.send(.hello(script.hello(reply)))
+            guard (try? channel.receiveMessage(expecting: "PullRequest")) != nil else { return }
+            try? script.afterPullRequest(channel, serverEnd)
+            serverEnd.close()
+        }
+        defer {
+            clientEnd.close()
+            done.wait()
+        }
+        return try SyncClient(store: client.store, logger: quietLogger).pull(
+            over: FramedChannel(stream: clientEnd), serverNodeID: serverID, peerName: "hostile")
+    }
+
+    static func page(_ entries: [ManifestEntry], through: Int64) -> Message {
+        .manifestPage(ManifestPage(entries: entries, throughSeq: through, isFinal: true))
+    }
+
+    static func raw(_ stream: PipeStream, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try stream.write($0) }
+    }
+}

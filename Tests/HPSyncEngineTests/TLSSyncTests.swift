@@ -1,0 +1,131 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// A test node with a real TLS identity, and a server on a loopback port.
+final class TLSNode {
+    let node: TestNode
+    let identity: NodeIdentity
+    private(set) var server: SyncServer?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(_ name: String) throws {
+        node = try TestNode(name)
+        identity = try NodeIdentity.create(in: node.store.directory)
+        try node.store.setNodeID(identity.nodeID)
+    }
+
+    var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: server!.boundAddresses[0].port) }
+
+    func serve() throws {
+        var configuration = SyncServer.Configuration()
+        configuration.addresses = [("127.0.0.1", 0)]
+        configuration.shutdownGrace = .seconds(5)
+        let server = try SyncServer(
+            store: node.store, identity: identity, configuration: configuration, logger: quietLogger)
+        self.server = server
+        let done = stopped
+        Thread.detachNewThread {
+            _ = try? server.run()
+            done.signal()
+        }
+    }
+
+    func stop() {
+        server?.stop()
+        if server != nil { stopped.wait() }
+    }
+
+    func trust(_ other: TLSNode, _ permission: PeerPermission = .readWrite) throws {
+        let address = other.server.map { _ in other.address.description }
+        try node.store.addPeer(
+            Peer(name: other.node.name, nodeID: other.identity.nodeID, address: address, permission: permission))
+    }
+
+    func pull(_ text: String) throws -> SyncReport {
+        let connector = Connector(store: node.store, identity: identity, logger: quietLogger)
+        let target = try connector.resolve(text)
+        let connection = try connector.connect(target)
+        return try SyncClient(store: node.store, logger: quietLogger).pull(
+            over: FramedChannel(stream: connection), serverNodeID: target.nodeID, peerName: target.name)
+    }
+
+    func push(_ text: String) throws -> SyncReport {
+        let connector = Connector(store: node.store, identity: identity, logger: quietLogger)
+        let target = try connector.resolve(text)
+        let connection = try connector.connect(target)
+        return try SyncClient(store: node.store, logger: quietLogger).push(
+            over: FramedChannel(stream: connection), serverNodeID: target.nodeID, peerName: target.name)
+    }
+}
+
+@Suite(.serialized) struct TLSSyncTests {
+    @Test func pullAndPushOverRealTLS() throws {
+        let a = try TLSNode("a")
+        let b = try TLSNode("b")
+        try a.serve()
+        defer { a.stop() }
+        try a.trust(b)
+        try b.trust(a)
+        for i in 0..<50 { try a.node.add("tls \(i)", image: i % 10 == 0 ? jpeg(UInt8(i), size: 200_000) : nil) }
+        let report = try b.pull("a")
+        #expect(report.inserted.count == 50)
+        #expect(report.imagesTransferred == 5)
+        #expect(try b.node.snapshot() == a.node.snapshot())
+        try b.node.add("from b", image: jpeg(99))
+        let pushed = try b.push("a")
+        #expect(pushed.peerCounts.inserted == 1)
+        #expect(try b.node.snapshot() == a.node.snapshot())
+        #expect(try a.node.store.verify(repair: false).isClean)
+    }
+
+    @Test func unknownServerIsNotTrustedAndTheMessageSaysHow() throws {
+        let a = try TLSNode("a")
+        let b = try TLSNode("b")
+        try a.serve()
+        defer { a.stop() }
+        try a.trust(b)
+        #expect {
+            try b.pull(a.address.description)
+        } throws: { error in
+            guard case ConnectError.unknownServer(_, let nodeID) = error else { return false }
+            return nodeID == a.identity.nodeID && "\(error)".contains("hp-sync peer add NAME \(a.identity.nodeID)")
+        }
+    }
+
+    @Test func serverThatChangedIdentityIsRefused() throws {
+        let a = try TLSNode("a")
+        let b = try TLSNode("b")
+        let impostor = try TLSNode("impostor")
+        try impostor.serve()
+        defer { impostor.stop() }
+        try b.node.store.addPeer(
+            Peer(name: "a", nodeID: a.identity.nodeID, address: impostor.address.description))
+        #expect {
+            try b.pull("a")
+        } throws: { error in
+            guard case TLSError.peerMismatch = error else { return false }
+            return true
+        }
+    }
+
+    @Test func unknownClientIsRefusedWithInstructions() throws {
+        let a = try TLSNode("a")
+        let b = try TLSNode("b")
+        try a.serve()
+        defer { a.stop() }
+        try b.trust(a)
+        try a.node.add("private")
+        #expect {
+            try b.pull("a")
+        } throws: { error in
+            guard case SyncError.refusedByPeer(let peerError) = error else { return false }
+            return peerError.code == .notAuthorized && peerError.message.contains(b.identity.nodeID.description)
+        }
+        #expect(try b.node.snapshot().isEmpty)
+    }
+}
