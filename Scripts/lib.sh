@@ -1,0 +1,46 @@
+# Shared by Scripts/*: installs what the project needs when it is missing.
+# shellcheck shell=bash
+
+hp_sync_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+
+# Installs the Debian packages named, only those not installed yet.
+apt_install_missing() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    echo "installing: ${missing[*]}" >&2
+    $sudo_cmd apt-get update -qq >&2 || true
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >&2
+}
+
+# The system libraries and tools hp-sync builds and tests with.
+ensure_dependencies() {
+    if ! command -v swift >/dev/null; then
+        echo "hp-sync needs a Swift 6 toolchain (swift.org/install or Xcode); none found on PATH" >&2
+        exit 69
+    fi
+    case "$(uname -s)" in
+        Linux)
+            if command -v apt-get >/dev/null; then
+                apt_install_missing libssl-dev libsqlite3-dev pkg-config openssl python3
+            else
+                echo "install OpenSSL 3 and SQLite 3 development files and pkg-config with your package manager" >&2
+            fi
+            ;;
+        Darwin)
+            if command -v brew >/dev/null; then
+                brew list openssl@3 >/dev/null 2>&1 || brew install openssl@3
+                brew list pkg-config >/dev/null 2>&1 || brew install pkg-config
+                PKG_CONFIG_PATH="$(brew --prefix openssl@3)/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
+                export PKG_CONFIG_PATH
+            else
+                echo "install Homebrew (brew.sh), then run this again: hp-sync needs openssl@3 and pkg-config" >&2
+                exit 69
+            fi
+            ;;
+    esac
+}
