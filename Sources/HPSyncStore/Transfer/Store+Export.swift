@@ -8,13 +8,7 @@ extension Store {
     public func exportJSON(imagesDirectory: URL? = nil) throws -> Data {
         let items = try items(includeDeleted: true)
         if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
-        let document = ExportDocument(
-            format: ExportDocument.formatName, version: ExportDocument.currentVersion, storeID: storeID.description,
-            nodeID: nodeID.description, items: items.map(ExportedItem.init))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(document)
-        data.append(0x0A)
+        let data = Data(ExportWriter.document(storeID: storeID, nodeID: nodeID.description, items: items))
         return data
     }
 
