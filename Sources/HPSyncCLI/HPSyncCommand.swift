@@ -1,12 +1,52 @@
 import ArgumentParser
+import Foundation
 
 /// The root command: lists the subcommands.
 public struct HPSyncCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hp-sync",
         abstract: "Replicate a home inventory between machines over TLS.",
-        subcommands: []
+        subcommands: [
+            InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
+            RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
+            StatusCommand.self, PeerCommand.self, DebugCommand.self,
+        ]
     )
 
     public init() {}
+
+    /// Parses the command line, runs the command and exits with a documented `ExitStatus`;
+    /// errors are printed on stderr as `hp-sync: error: ...`.
+    public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            Foundation.exit(ExitStatus.ok.rawValue)
+        } catch {
+            Foundation.exit(report(error))
+        }
+    }
+
+    /// Prints `error` the way users expect and returns the exit status.
+    static func report(_ error: any Error) -> Int32 {
+        if let status = ExitStatus.of(error) {
+            Output.error("\(error)")
+            return status.rawValue
+        }
+        let code = exitCode(for: error)
+        if code == .success {
+            // --help and --version.
+            Output.write(fullMessage(for: error) + "\n")
+            return ExitStatus.ok.rawValue
+        }
+        if let exitCode = error as? ExitCode { return exitCode.rawValue }
+        guard code == .validationFailure else {
+            Output.error("internal error: \(error); please report it")
+            return ExitStatus.software.rawValue
+        }
+        var message = message(for: error)
+        if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+        Output.error("\(message) (see `hp-sync help`)")
+        return ExitStatus.usage.rawValue
+    }
 }

@@ -1,3 +1,3 @@
 import HPSyncCLI
 
-HPSyncCommand.main()
+HPSyncCommand.runAndExit()

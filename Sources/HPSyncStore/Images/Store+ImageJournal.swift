@@ -11,16 +11,23 @@ import GRDB
 extension Store {
     /// Journals `tempName` as the next file of `key`; returns a temporary it superseded.
     func journal(_ db: Database, key: ItemKey, tempName: String) throws -> String? {
-        let previous = try PendingImageRecord.fetchOne(db, key: key.rawValue)
-        try PendingImageRecord(key: key.rawValue, tempName: tempName).save(db)
-        return previous.map(\.tempName).flatMap { $0 == tempName ? nil : $0 }
+        let previous = try pendingTemp(db, key: key)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO pendingImage (key, tempName) VALUES (?, ?)")
+            .execute(arguments: [key.rawValue, tempName])
+        return previous == tempName ? nil : previous
     }
 
     /// Removes `key`'s journal entry; returns the temporary it named.
     func dropJournal(_ db: Database, key: ItemKey) throws -> String? {
-        guard let previous = try PendingImageRecord.fetchOne(db, key: key.rawValue) else { return nil }
-        try previous.delete(db)
-        return previous.tempName
+        guard let previous = try pendingTemp(db, key: key) else { return nil }
+        try db.cachedStatement(sql: "DELETE FROM pendingImage WHERE key = ?").execute(arguments: [key.rawValue])
+        return previous
+    }
+
+    /// The temporary journaled for `key`, if any.
+    func pendingTemp(_ db: Database, key: ItemKey) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT tempName FROM pendingImage WHERE key = ?"), arguments: [key.rawValue])
     }
 
     /// Renames `tempName` into place for `key` if the journal still names it, else discards it.

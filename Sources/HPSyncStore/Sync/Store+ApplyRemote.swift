@@ -74,11 +74,10 @@ extension Store {
                     } else if !(localLive && local?.imageRef == ref) {
                         throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
                     }
-                } else if localLive && (local?.imageDigest != nil) || item.deleted {
+                } else if local != nil {
+                    // No image any more: drop a journaled write (only rows can have one) and the file.
                     if let old = try dropJournal(db, key: key) { supersededHere.append(old) }
-                    unlinkHere.append(key)
-                } else if let old = try dropJournal(db, key: key) {
-                    supersededHere.append(old)
+                    if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
                 switch (localLive, item.deleted) {

@@ -8,13 +8,7 @@ extension Store {
     public func exportJSON(imagesDirectory: URL? = nil) throws -> Data {
         let items = try items(includeDeleted: true)
         if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
-        let document = ExportDocument(
-            format: ExportDocument.formatName, version: ExportDocument.currentVersion, storeID: storeID.description,
-            nodeID: nodeID.description, items: items.map(ExportedItem.init))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(document)
-        data.append(0x0A)
+        let data = Data(ExportWriter.document(storeID: storeID, nodeID: nodeID.description, items: items))
         return data
     }
 
@@ -65,5 +59,19 @@ extension Store {
                 throw StoreError.io(path: target.path, reason: error.localizedDescription)
             }
         }
+    }
+}
+
+extension Store {
+    /// `items` as a JSON array in the export's item format, one item per line.
+    public func itemsJSON(_ items: [Item]) -> Data {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(items.count * 320)
+        for (index, item) in items.enumerated() {
+            out += Array((index == 0 ? "\n  " : ",\n  ").utf8)
+            ExportWriter.append(item, to: &out)
+        }
+        out += Array((items.isEmpty ? "]\n" : "\n]\n").utf8)
+        return Data(out)
     }
 }

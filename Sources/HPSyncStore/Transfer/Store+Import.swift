@@ -4,7 +4,7 @@ import GRDB
 /// Reading an export back in through the merge rule, so re-importing changes nothing.
 extension Store {
     /// How many records each import transaction applies.
-    static let importBatchSize = 1000
+    static let importBatchSize = 5000
 
     /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
     /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
@@ -16,6 +16,7 @@ extension Store {
         } catch {
             throw StoreError.missingImportFile(path: url.path)
         }
+        let decodeStart = ContinuousClock.now
         let document: ExportDocument
         do {
             document = try JSONDecoder().decode(ExportDocument.self, from: data)
@@ -28,6 +29,9 @@ extension Store {
         guard document.version == ExportDocument.currentVersion else {
             throw StoreError.invalidImport("export version \(document.version) is not supported (expected 1)")
         }
+        logger.debug(
+            "decoded import",
+            metadata: ["items": "\(document.items.count)", "elapsed": "\(ContinuousClock.now - decodeStart)"])
         var changes = ChangeSet()
         var start = 0
         while start < document.items.count {

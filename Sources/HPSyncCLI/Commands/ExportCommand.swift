@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import HPSyncStore
+
+/// `hp-sync export`: the inventory as JSON (lossless) or CSV.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Export items as JSON (lossless, re-importable) or CSV.")
+
+    @OptionGroup var options: StoreOptions
+    @Option(help: "json or csv.") var format: String = "json"
+    @Option(name: .shortAndLong, help: "Output file (default: stdout).") var output: String?
+    @Option(help: "Also copy each item's image to DIR/<KEY>.") var images: String?
+
+    func validate() throws {
+        guard ["json", "csv"].contains(format) else { throw ValidationError("--format must be json or csv") }
+    }
+
+    func run() throws {
+        let store = try options.openStore()
+        let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let data =
+            format == "csv"
+            ? try store.exportCSV(imagesDirectory: imagesURL) : try store.exportJSON(imagesDirectory: imagesURL)
+        guard let output else { return Output.writeData(data) }
+        do {
+            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CommandFailure(
+                status: .cannotCreate,
+                description: "cannot write \(output): \(error.localizedDescription); check the path")
+        }
+    }
+}

@@ -1,0 +1,8 @@
+import ArgumentParser
+
+/// `hp-sync peer`: groups the peer subcommands.
+struct PeerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peer", abstract: "Manage the peers this node trusts.",
+        subcommands: [PeerAddCommand.self, PeerListCommand.self, PeerRemoveCommand.self])
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import HPSyncStore
+
+/// `hp-sync show KEY`: one item's fields.
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one item.")
+
+    @OptionGroup var options: StoreOptions
+    @Argument(help: "The item's key, or a unique prefix of at least 4 characters.") var key: String
+
+    func run() throws {
+        let store = try options.openStore()
+        let resolved = try store.resolve(prefix: key)
+        guard let item = try store.item(resolved) else { throw StoreError.unknownKey(key) }
+        Output.write(Output.describe(item, imagePath: store.imageFileURL(for: resolved).path))
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HPSyncStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writing results to stdout and errors to stderr.
+enum Output {
+    static func write(_ text: String) {
+        writeBytes(Array(text.utf8), to: STDOUT_FILENO)
+    }
+
+    static func writeData(_ data: Data) {
+        writeBytes(Array(data), to: STDOUT_FILENO)
+    }
+
+    static func error(_ text: String) {
+        writeBytes(Array("hp-sync: error: \(text)\n".utf8), to: STDERR_FILENO)
+    }
+
+    private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
+        let handle = fd == STDERR_FILENO ? FileHandle.standardError : FileHandle.standardOutput
+        try? handle.write(contentsOf: bytes)
+    }
+
+    /// "inserted 2, updated 0, deleted 1, images 1 (68 bytes)".
+    static func summary(_ changes: ChangeSet, milliseconds: Int64? = nil) -> String {
+        var text =
+            "inserted \(changes.inserted.count), updated \(changes.updated.count), deleted \(changes.deleted.count), "
+            + "images \(changes.imagesWritten) (\(changes.imageBytes) bytes)"
+        if let milliseconds { text += " in \(milliseconds) ms" }
+        return text
+    }
+
+    /// Columns padded to their widest cell; the last column is not padded.
+    static func table(_ rows: [[String]]) -> String {
+        guard let first = rows.first else { return "" }
+        var widths = [Int](repeating: 0, count: first.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        var out = ""
+        out.reserveCapacity(rows.count * (widths.reduce(0, +) + 2 * widths.count))
+        for row in rows {
+            for (index, cell) in row.enumerated() {
+                out += cell
+                if index < row.count - 1 { out += String(repeating: " ", count: widths[index] - cell.count + 2) }
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
+        let elapsed = ContinuousClock.now - start
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// One line per field, for `show` and `edit`.
+    static func describe(_ item: Item, imagePath: String) -> String {
+        var lines = ["key:      \(item.key)"]
+        if item.deleted {
+            lines.append("deleted:  yes")
+        } else {
+            lines.append("name:     \(item.name)")
+            lines.append("serial:   \(item.serialNumber ?? "-")")
+            lines.append("value:    \(item.valueInDollars)")
+            lines.append("created:  \(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds))")
+            if let image = item.image {
+                lines.append("image:    \(image.size) bytes, sha256 \(image.digest.hex)")
+                lines.append("file:     \(imagePath)")
+            } else {
+                lines.append("image:    none")
+            }
+        }
+        lines.append("version:  \(item.version)")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import HPSyncStore
+import Logging
+
+/// Options every command that touches a store shares.
+struct StoreOptions: ParsableArguments {
+    @Option(
+        name: .customLong("store"),
+        help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).")
+    var storePath: String?
+
+    @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "warning"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError(
+                "unknown log level '\(logLevel)'; use one of trace, debug, info, notice, warning, error, critical")
+        }
+        if let storePath, storePath.isEmpty { throw ValidationError("--store needs a directory") }
+    }
+
+    /// The store directory: --store, else $HP_SYNC_HOME, else the platform's per-user data directory.
+    var storeURL: URL {
+        if let storePath { return URL(fileURLWithPath: storePath, isDirectory: true) }
+        let environment = ProcessInfo.processInfo.environment
+        if let home = environment["HP_SYNC_HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home, isDirectory: true)
+        }
+        let userHome = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory(), isDirectory: true)
+        #if os(macOS)
+            return userHome.appendingPathComponent("Library/Application Support/hp-sync", isDirectory: true)
+        #else
+            if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+                return URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent(
+                    "hp-sync", isDirectory: true)
+            }
+            return userHome.appendingPathComponent(".local/share/hp-sync", isDirectory: true)
+        #endif
+    }
+
+    /// A logger writing to stderr at the chosen level (stdout carries results only).
+    func makeLogger() -> Logger {
+        var logger = Logger(label: "hp-sync") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        return logger
+    }
+
+    func openStore() throws -> Store {
+        try Store.open(at: storeURL, logger: makeLogger())
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// Runs the built `hp-sync` binary with a temporary store.
+struct BinaryRunner {
+    struct Result {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    let binary: URL
+    let root: URL
+    var store: URL { root.appendingPathComponent("store") }
+
+    init() throws {
+        binary = try Self.locateBinary()
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: root) }
+
+    /// `HP_SYNC_BINARY`, else `hp-sync` next to the test bundle, else `.build/debug/hp-sync`.
+    static func locateBinary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["HP_SYNC_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        var candidates: [URL] = []
+        var directory = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            candidates.append(directory.appendingPathComponent("hp-sync"))
+            directory = directory.deletingLastPathComponent()
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/hp-sync"))
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw BinaryMissing(searched: candidates.map(\.path))
+        }
+        return found
+    }
+
+    struct BinaryMissing: Error, CustomStringConvertible {
+        var searched: [String]
+        var description: String {
+            "hp-sync binary not found (run `swift build` first, or set HP_SYNC_BINARY); looked in \(searched)"
+        }
+    }
+
+    /// Runs `hp-sync ARGS --store STORE` (the store option goes after the subcommand path).
+    @discardableResult
+    func run(_ arguments: [String], withStore: Bool = true) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments + (withStore ? ["--store", store.path] : [])
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "HP_SYNC_HOME")
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let errData = Locked<Data>()
+        let errReader = Thread { errData.value = err.fileHandleForReading.readDataToEndOfFile() }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errData.done { usleep(1000) }
+        return Result(
+            status: process.terminationStatus, stdout: outData,
+            stderr: String(decoding: errData.value ?? Data(), as: UTF8.self))
+    }
+
+    func file(_ name: String, _ bytes: [UInt8]) throws -> URL {
+        let url = root.appendingPathComponent(name)
+        try Data(bytes).write(to: url)
+        return url
+    }
+}
+
+/// A value written once by another thread.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value?
+    private var finished = false
+
+    var value: Value? {
+        get { lock.withLock { stored } }
+        set {
+            lock.withLock {
+                stored = newValue; finished = true
+            }
+        }
+    }
+
+    var done: Bool { lock.withLock { finished } }
+}
+
+enum Images {
+    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array("tiny jpeg body".utf8)
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("tiny png body".utf8)
+}

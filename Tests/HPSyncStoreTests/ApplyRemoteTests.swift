@@ -1,0 +1,136 @@
+import Foundation
+import HPSyncCrypto
+import Testing
+
+@testable import HPSyncStore
+
+@Suite("applyRemote follows the merge rule")
+struct ApplyRemoteTests {
+    let base: UInt64 = VersionStamp(milliseconds: 1_700_000_000_000).rawValue
+
+    @Test func newerWinsOlderIsIgnoredEqualIsNoOp() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let key = ItemKey.random()
+        var outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, name: "v2", stamp: base))], checkpoint: nil)
+        #expect(outcome.inserted == [key])
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, name: "old", stamp: base - 1))], checkpoint: nil)
+        #expect(outcome.skipped == [key])
+        let seq = try store.lastSeq
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, name: "v2", stamp: base))], checkpoint: nil)
+        #expect(outcome.skipped == [key])
+        #expect(try store.lastSeq == seq)
+        // Same stamp, greater origin wins.
+        let tie = Fixtures.remoteItem(key, name: "tie", stamp: base, origin: max(Fixtures.nodeA, Fixtures.nodeB))
+        let lower = Fixtures.remoteItem(key, name: "low", stamp: base, origin: min(Fixtures.nodeA, Fixtures.nodeB))
+        _ = try store.applyRemote([IncomingRecord(item: tie), IncomingRecord(item: lower)], checkpoint: nil)
+        let expected = max(Fixtures.nodeA, Fixtures.nodeB) == Fixtures.nodeB ? "v2" : "tie"
+        #expect(try store.item(key)?.name == expected)
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, name: "v3", stamp: base + 1))], checkpoint: nil)
+        #expect(outcome.updated == [key])
+        #expect(try store.item(key)?.name == "v3")
+        #expect(try store.currentVersions([key])[key]?.seq == store.lastSeq)
+    }
+
+    @Test func tombstonesCompeteLikeEdits() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let key = ItemKey.random()
+        var outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, stamp: base + 10, deleted: true))], checkpoint: nil)
+        #expect(outcome.tombstonesRecorded == [key])
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, stamp: base + 5))], checkpoint: nil)
+        #expect(outcome.skipped == [key])
+        #expect(try store.item(key)?.deleted == true)
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, stamp: base + 20))], checkpoint: nil)
+        #expect(outcome.inserted == [key])
+        outcome = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(key, stamp: base + 30, deleted: true))], checkpoint: nil)
+        #expect(outcome.deleted == [key])
+    }
+
+    @Test func clockGuardRefusesFutureStampsAndAppliesTheRest() throws {
+        let dir = TempDirectory()
+        let clock = ManualClock(1_700_000_000_000)
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let future = Fixtures.remoteItem(
+            ItemKey.random(), stamp: VersionStamp(milliseconds: 1_700_000_000_000 + 11 * 60 * 1000).rawValue)
+        let fine = Fixtures.remoteItem(
+            ItemKey.random(), stamp: VersionStamp(milliseconds: 1_700_000_000_000 + 60_000).rawValue)
+        let outcome = try store.applyRemote(
+            [IncomingRecord(item: future), IncomingRecord(item: fine)], checkpoint: nil)
+        #expect(outcome.refused.map(\.key) == [future.key])
+        #expect(outcome.inserted == [fine.key])
+        #expect(try store.item(future.key) == nil)
+    }
+
+    @Test func stagedImagesAreVerifiedAndPlaced() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let bytes = Fixtures.jpeg(3)
+        let ref = Fixtures.ref(bytes)
+        let bad = try store.stageImage(expected: ref)
+        try (Fixtures.jpeg(4)).withUnsafeBytes { try bad.write($0) }
+        #expect(throws: StoreError.self) { try bad.finish() }
+        let over = try store.stageImage(expected: ImageRef(digest: ref.digest, size: 2))
+        #expect(throws: StoreError.stagingOverflow(expected: 2)) { try bytes.withUnsafeBytes { try over.write($0) } }
+        #expect(Fixtures.imageFiles(store).isEmpty)
+
+        let staging = try store.stageImage(expected: ref)
+        try bytes.withUnsafeBytes { try staging.write($0) }
+        let staged = try staging.finish()
+        let a = Fixtures.remoteItem(ItemKey.random(), stamp: base, image: ref)
+        let b = Fixtures.remoteItem(ItemKey.random(), stamp: base, image: ref)
+        let outcome = try store.applyRemote(
+            [IncomingRecord(item: a, image: staged), IncomingRecord(item: b, image: staged)], checkpoint: nil)
+        #expect(outcome.imagesWritten == 2)
+        #expect(Fixtures.bytes(store.imageFileURL(for: a.key)) == bytes)
+        #expect(Fixtures.bytes(store.imageFileURL(for: b.key)) == bytes)
+        #expect(Fixtures.imageFiles(store).count == 2)
+        // A name edit may come without the image when the local row already has it.
+        var renamed = a
+        renamed.name = "renamed"
+        renamed.version.stamp = VersionStamp(rawValue: base + 1)
+        #expect(try store.applyRemote([IncomingRecord(item: renamed)], checkpoint: nil).updated == [a.key])
+        let copied = try store.stageImage(
+            copying: try #require(try store.imageFile(withDigest: ref.digest)), expected: ref)
+        copied.discard()
+        #expect(try store.verify(repair: false).isClean)
+    }
+
+    @Test func checkpointCommitsWithTheBatchOrNotAtAll() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let peerStore = StoreID.random()
+        let missingImage = Fixtures.remoteItem(ItemKey.random(), stamp: base, image: Fixtures.ref(Fixtures.jpeg()))
+        let fine = Fixtures.remoteItem(ItemKey.random(), stamp: base)
+        #expect(throws: StoreError.self) {
+            try store.applyRemote(
+                [IncomingRecord(item: fine), IncomingRecord(item: missingImage)],
+                checkpoint: CheckpointUpdate(peerStore: peerStore, direction: .pull, seq: 42))
+        }
+        #expect(try store.checkpoint(peerStore: peerStore, direction: .pull) == 0)
+        #expect(try store.item(fine.key) == nil)
+        _ = try store.applyRemote(
+            [IncomingRecord(item: fine)], checkpoint: CheckpointUpdate(peerStore: peerStore, direction: .pull, seq: 42))
+        #expect(try store.checkpoint(peerStore: peerStore, direction: .pull) == 42)
+        #expect(try store.checkpoint(peerStore: peerStore, direction: .push) == 0)
+    }
+
+    @Test func recordsAndFeedRoundTrip() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let items = (0..<5).map { Fixtures.remoteItem(ItemKey.random(), stamp: base + UInt64($0)) }
+        _ = try store.applyRemote(items.map { IncomingRecord(item: $0) }, checkpoint: nil)
+        #expect(try store.records(items.map(\.key)) == items)
+        let feed = try store.changes(after: 2, limit: 2)
+        #expect(feed.map(\.seq) == [3, 4])
+        #expect(feed.map(\.key) == [items[2].key, items[3].key])
+    }
+}

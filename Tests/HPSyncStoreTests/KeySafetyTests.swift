@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@testable import HPSyncStore
+
+@Suite("Keys are validated wherever they enter")
+struct KeySafetyTests {
+    @Test(arguments: [
+        "../../etc/passwd", "", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC045",
+        "4A73B5D2A6F44B409F82EA1E34C1DC04", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0G",
+        "4A73B5D2/A6F4-4B40-9F82-EA1E34C1DC04",
+    ])
+    func malformedKeysAreRejected(text: String) {
+        #expect(throws: ItemKeyError.self) { try ItemKey(text) }
+    }
+
+    @Test func lowercaseIsNormalised() throws {
+        let key = try ItemKey("4a73b5d2-a6f4-4b40-9f82-ea1e34c1dc04")
+        #expect(key.rawValue == "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04")
+    }
+
+    @Test func resolveRejectsTraversalAndShortPrefixes() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        #expect(throws: StoreError.invalidKey("../../etc/passwd")) { try store.resolve(prefix: "../../etc/passwd") }
+        #expect(throws: StoreError.prefixTooShort("ab")) { try store.resolve(prefix: "ab") }
+        #expect(throws: StoreError.unknownKey("ABCD")) { try store.resolve(prefix: "ABCD") }
+    }
+
+    @Test func importRejectsMalformedKeys() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let json = """
+            {"format":"hp-sync-export","version":1,"items":[{"key":"../../etc/passwd","name":"x",
+            "valueInDollars":1,"dateCreatedMilliseconds":0}]}
+            """
+        let file = dir.file("bad.json", Array(json.utf8))
+        #expect(throws: StoreError.self) { try store.importJSON(from: file, imagesDirectory: nil) }
+        #expect(try store.items(includeDeleted: true).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("etc").path))
+    }
+
+    @Test func ambiguousPrefixListsCandidates() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let a = try store.add(ItemDraft(key: try ItemKey("ABCD0000-0000-4000-8000-000000000001"), name: "a")).key
+        let b = try store.add(ItemDraft(key: try ItemKey("ABCD0000-0000-4000-8000-000000000002"), name: "b")).key
+        #expect(throws: StoreError.ambiguousPrefix("abcd", candidates: [a, b])) { try store.resolve(prefix: "abcd") }
+        #expect(try store.resolve(prefix: "abcd0000-0000-4000-8000-000000000002") == b)
+        _ = try store.delete([b])
+        #expect(try store.resolve(prefix: "abcd") == a)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import HPSyncStore
+
+@Suite("Export and import")
+struct TransferTests {
+    /// The export without its first lines (store and node IDs differ between stores).
+    static func itemsPart(_ data: Data) -> String {
+        let text = String(decoding: data, as: UTF8.self)
+        return String(text[text.range(of: "\"items\"")!.lowerBound...])
+    }
+
+    static func populated(_ dir: TempDirectory) throws -> Store {
+        let store = try Fixtures.makeStore(dir)
+        _ = try store.add(
+            ItemDraft(
+                name: "Camera, \"good\"", serialNumber: "S-1", valueInDollars: 350, dateCreatedMilliseconds: 1_234_567,
+                imageFile: dir.file("c.jpg", Fixtures.jpeg(5))))
+        let gone = try store.add(ItemDraft(name: "Gone", valueInDollars: 1))
+        _ = try store.add(ItemDraft(name: "Plain\nname", valueInDollars: -3, dateCreatedMilliseconds: -1))
+        _ = try store.delete([gone.key])
+        return store
+    }
+
+    @Test func roundTripIsLosslessAndIdempotent() throws {
+        let dir = TempDirectory()
+        let store = try Self.populated(dir)
+        let exportFile = dir.url.appendingPathComponent("export.json")
+        let imagesDir = dir.url.appendingPathComponent("export-images")
+        try store.exportJSON(to: exportFile, imagesDirectory: imagesDir)
+
+        let otherDir = TempDirectory()
+        let other = try Fixtures.makeStore(otherDir, node: Fixtures.nodeB)
+        let changes = try other.importJSON(from: exportFile, imagesDirectory: imagesDir)
+        #expect(changes.inserted.count == 2)
+        #expect(changes.imagesWritten == 1)
+        #expect(try other.items(includeDeleted: true) == store.items(includeDeleted: true))
+        let exportedAgain = Self.itemsPart(try other.exportJSON())
+        let exportedFirst = Self.itemsPart(try store.exportJSON())
+        #expect(exportedAgain == exportedFirst)
+
+        let seq = try other.lastSeq
+        let again = try other.importJSON(from: exportFile, imagesDirectory: nil)
+        #expect(again.isEmpty)
+        #expect(try other.lastSeq == seq)
+        #expect(try other.verify(repair: false).isClean)
+    }
+
+    @Test func exportStartsWithTheHeader() throws {
+        let dir = TempDirectory()
+        let store = try Self.populated(dir)
+        let text = String(decoding: try store.exportJSON(), as: UTF8.self)
+        #expect(text.hasPrefix("{\n  \"format\": \"hp-sync-export\",\n  \"version\": 1,"))
+    }
+
+    @Test func importWithoutTheImagesFailsClearly() throws {
+        let dir = TempDirectory()
+        let store = try Self.populated(dir)
+        let exportFile = dir.url.appendingPathComponent("export.json")
+        try store.exportJSON(to: exportFile)
+        let otherDir = TempDirectory()
+        let other = try Fixtures.makeStore(otherDir)
+        #expect(throws: StoreError.self) { try other.importJSON(from: exportFile, imagesDirectory: nil) }
+        #expect(try other.verify(repair: false).isClean)
+    }
+
+    @Test func csvQuotesFields() throws {
+        let dir = TempDirectory()
+        let store = try Self.populated(dir)
+        let csv = String(decoding: try store.exportCSV(), as: UTF8.self)
+        let lines = csv.components(separatedBy: "\r\n")
+        #expect(lines[0] == "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize")
+        #expect(csv.contains(",\"Camera, \"\"good\"\"\",S-1,350,1970-01-01T00:20:34.567Z,"))
+        #expect(csv.contains("\"Plain\nname\",,-3,1969-12-31T23:59:59.999Z,,"))
+    }
+
+    @Test(arguments: [
+        ("2024-02-29", Int64(1_709_164_800_000)), ("2024-02-29T12:00:00Z", 1_709_208_000_000),
+        ("2024-02-29T12:00:00.5Z", 1_709_208_000_500), ("2024-02-29T14:00:00+02:00", 1_709_208_000_000),
+    ])
+    func datesParse(text: String, milliseconds: Int64) {
+        #expect(DateText.parse(text) == milliseconds)
+        #expect(DateText.parse(DateText.iso8601(milliseconds: milliseconds)) == milliseconds)
+    }
+
+    @Test(arguments: ["2023-02-29", "2024-13-01", "yesterday", "2024-01-01T25:00Z", "2024-01-01T10:00"])
+    func badDatesAreRejected(text: String) {
+        #expect(DateText.parse(text) == nil)
+    }
+}
