@@ -57,6 +57,7 @@ let package = Package(
             name: "HPSyncCLI",
             dependencies: [
                 "HPSyncEngine",
+                "HPSyncProtocol",
                 "HPSyncStore",
                 "HPSyncCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -9,7 +9,8 @@ public struct HPSyncCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
-            StatusCommand.self, PeerCommand.self, DebugCommand.self,
+            StatusCommand.self, IDCommand.self, PeerCommand.self, ServeCommand.self, PullCommand.self,
+            PushCommand.self, SyncCommand.self, DebugCommand.self,
         ]
     )
 

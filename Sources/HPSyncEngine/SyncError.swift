@@ -17,7 +17,7 @@ public enum SyncError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .refusedByPeer(let error):
-            return "the peer refused: \(error.message) [\(error.code)]"
+            return "the peer refused: \(error.message) (\(error.code.name))"
         case .protocolViolation(let error):
             return "\(error); nothing from the unfinished batch was applied, run the command again"
         case .nodeIDMismatch(let expected, let actual):

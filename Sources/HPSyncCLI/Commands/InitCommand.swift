@@ -3,7 +3,8 @@ import Foundation
 import HPSyncCrypto
 import HPSyncStore
 
-/// `hp-sync init`: creates an empty store and this node's identity.
+/// `hp-sync init`: creates an empty store and this node's identity. The private key is
+/// written with mode 0600 and never printed.
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create a new store (refuses if one exists).")
@@ -22,12 +23,11 @@ struct InitCommand: ParsableCommand {
     }
 }
 
-/// Creates this node's identity in `directory/identity` and returns its node ID.
-///
-/// Placeholder until the TLS identity lands: a random node ID. The crypto module replaces this
-/// one function with key + self-signed certificate generation.
+/// Creates this node's TLS identity (ECDSA P-256 key and self-signed certificate) in
+/// `directory/identity` and returns its node ID. An identity left by an interrupted `init`
+/// (key and certificate present, no database yet) is reused, so re-running finishes the job.
 func makeNodeIdentity(in directory: URL) throws -> NodeID {
-    var generator = SystemRandomNumberGenerator()
-    let placeholder = (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    return NodeID(certificateDER: placeholder)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if let existing = try? NodeIdentity.load(from: directory) { return existing.nodeID }
+    return try NodeIdentity.create(in: directory).nodeID
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import HPSyncCrypto
+import HPSyncEngine
+import HPSyncProtocol
 import HPSyncStore
 
 /// The exit codes of `hp-sync`, following sysexits.h so scripts and cron can tell failures apart.
@@ -39,6 +41,10 @@ public enum ExitStatus: Int32, Sendable {
         case is ItemKeyError, is NodeIDError: return .dataError
         case is VerifyFoundProblems: return .verifyFoundProblems
         case let error as CommandFailure: return error.status
+        case let error as TLSError: return of(error)
+        case let error as SyncError: return of(error)
+        case is ProtocolError: return .protocolError
+        case let error as ConnectError: return of(error)
         default: return nil
         }
     }
@@ -55,6 +61,42 @@ public enum ExitStatus: Int32, Sendable {
             .invalidSerial, .invalidPeerName, .peerExists, .unknownPeer, .notAnImage, .imageTooLarge, .digestMismatch,
             .invalidImport:
             return .dataError
+        }
+    }
+}
+
+extension ExitStatus {
+    static func of(_ error: TLSError) -> ExitStatus {
+        switch error {
+        case .identityMissing: return .noInput
+        case .identityExists: return .cannotCreate
+        case .insecureKeyPermissions, .peerMismatch, .noPeerCertificate, .handshakeFailed: return .permissionDenied
+        case .invalidIdentity, .openSSL: return .software
+        case .fileSystem: return .ioError
+        case .resolveFailed, .connectFailed, .timedOut, .connectionReset, .unexpectedEOF, .io, .closed:
+            return .unavailable
+        case .bindFailed: return .unavailable
+        case .protocolFailure: return .protocolError
+        }
+    }
+
+    static func of(_ error: SyncError) -> ExitStatus {
+        switch error {
+        case .refusedByPeer(let peerError):
+            switch peerError.code {
+            case .notAuthorized, .readOnly, .nodeIDMismatch: return .permissionDenied
+            case .busy, .shuttingDown, .internalError: return .temporaryFailure
+            case .incompatibleVersion, .protocolViolation, .limit, .badData, .unspecified: return .protocolError
+            }
+        case .protocolViolation, .imageDigestMismatch, .imageTooLarge: return .protocolError
+        case .nodeIDMismatch: return .permissionDenied
+        }
+    }
+
+    static func of(_ error: ConnectError) -> ExitStatus {
+        switch error {
+        case .badAddress, .peerWithoutAddress: return .usage
+        case .unknownServer, .knownNodeAtNewAddress: return .permissionDenied
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncCrypto
 import HPSyncStore
 import Logging
 
@@ -10,11 +11,14 @@ struct StoreOptions: ParsableArguments {
         help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).")
     var storePath: String?
 
-    @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "warning"
+    @Option(
+        help:
+            "Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning; info for serve)."
+    )
+    var logLevel: String?
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError(
                 "unknown log level '\(logLevel)'; use one of trace, debug, info, notice, warning, error, critical")
         }
@@ -41,10 +45,15 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// A logger writing to stderr at the chosen level (stdout carries results only).
-    func makeLogger() -> Logger {
+    func makeLogger(default level: Logger.Level = .warning) -> Logger {
         var logger = Logger(label: "hp-sync") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? level
         return logger
+    }
+
+    /// This node's TLS identity, kept beside the database.
+    func loadIdentity() throws -> NodeIdentity {
+        try NodeIdentity.load(from: storeURL)
     }
 
     func openStore() throws -> Store {

@@ -11,7 +11,9 @@ public struct PeerAddress: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `host[:port]`; nil when it is not one (empty host, bad port, stray colons).
-    public init?(parsing text: String, defaultPort: UInt16 = ProtocolLimits.defaultPort) {
+    /// Port 0 (the kernel picks one) is only accepted for listening.
+    public init?(parsing text: String, defaultPort: UInt16 = ProtocolLimits.defaultPort, listening: Bool = false) {
+        let lowestPort: UInt16 = listening ? 0 : 1
         guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0 == "/" }) else { return nil }
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }
@@ -20,12 +22,14 @@ public struct PeerAddress: Equatable, Sendable, CustomStringConvertible {
             if rest.isEmpty {
                 port = defaultPort
             } else {
-                guard rest.hasPrefix(":"), let parsed = UInt16(rest.dropFirst()), parsed > 0 else { return nil }
+                guard rest.hasPrefix(":"), let parsed = UInt16(rest.dropFirst()), parsed >= lowestPort else {
+                    return nil
+                }
                 port = parsed
             }
         } else if text.filter({ $0 == ":" }).count == 1 {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard let parsed = UInt16(parts[1]), parsed > 0 else { return nil }
+            guard let parsed = UInt16(parts[1]), parsed >= lowestPort else { return nil }
             host = String(parts[0])
             port = parsed
         } else if text.contains(":") {

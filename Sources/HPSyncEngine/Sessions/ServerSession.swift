@@ -107,6 +107,9 @@ public final class ServerSession {
         switch error {
         case let refusal as ServerRefusal:
             logger.notice("session refused", metadata: ["reason": "\(refusal.error.message)"])
+        case ProtocolError.prematureEOF(expected: "Hello"):
+            // First contact (`pull HOST` learning our node ID) hangs up right after the handshake.
+            logger.info("client closed before Hello (first contact or probe)")
         case SyncError.refusedByPeer(let peerError):
             logger.notice("client ended the session", metadata: ["reason": "\(peerError.message)"])
         case let syncError as SyncError:

@@ -118,6 +118,23 @@ public enum WireErrorCode: Int, Sendable, Equatable {
     case shuttingDown = 8
     case nodeIDMismatch = 9
     case badData = 10
+
+    /// The name Protocol.md and hpsync.proto use, e.g. `ERROR_READ_ONLY`.
+    public var name: String {
+        switch self {
+        case .unspecified: return "ERROR_UNSPECIFIED"
+        case .incompatibleVersion: return "ERROR_INCOMPATIBLE_VERSION"
+        case .notAuthorized: return "ERROR_NOT_AUTHORIZED"
+        case .readOnly: return "ERROR_READ_ONLY"
+        case .busy: return "ERROR_BUSY"
+        case .protocolViolation: return "ERROR_PROTOCOL"
+        case .limit: return "ERROR_LIMIT"
+        case .internalError: return "ERROR_INTERNAL"
+        case .shuttingDown: return "ERROR_SHUTTING_DOWN"
+        case .nodeIDMismatch: return "ERROR_NODE_ID_MISMATCH"
+        case .badData: return "ERROR_BAD_DATA"
+        }
+    }
 }
 
 /// An Error message: why the sender is ending the session.

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import HPSyncCrypto
+import HPSyncEngine
+import HPSyncProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `hp-sync serve`: serves this store to the peers it lists until SIGINT or SIGTERM.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve this store to listed peers over TLS until SIGINT/SIGTERM.",
+        discussion: """
+            Listens on 0.0.0.0:7717 and [::]:7717 unless --listen is given. Only peers added with \
+            `hp-sync peer add` may connect; read-write peers may also push. On SIGINT or SIGTERM it \
+            stops accepting, lets sessions in flight finish their current page (at most --grace \
+            seconds) and exits 0.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("listen"), help: "ADDR[:PORT] to listen on; repeat for several (e.g. [::]:7717).")
+    var listen: [String] = []
+
+    @Option(help: "Most sessions served at once; more get a 'busy' refusal.")
+    var maxConnections = 64
+
+    @Option(help: "Seconds a client has to complete the TLS handshake.")
+    var handshakeTimeout = 10
+
+    @Option(help: "Seconds of silence after which a session is dropped.")
+    var idleTimeout = 60
+
+    @Option(help: "Seconds to wait for sessions in flight at shutdown.")
+    var grace = 30
+
+    func validate() throws {
+        for text in listen where PeerAddress(parsing: text, listening: true) == nil {
+            throw ValidationError("--listen '\(text)' is not ADDR[:PORT]")
+        }
+        guard maxConnections > 0, handshakeTimeout > 0, idleTimeout > 0, grace >= 0 else {
+            throw ValidationError("--max-connections and the timeouts must be positive")
+        }
+    }
+
+    func run() throws {
+        let logger = options.makeLogger(default: .info)
+        let store = try options.openStore()
+        let identity = try options.loadIdentity()
+        var configuration = SyncServer.Configuration()
+        configuration.maxConnections = maxConnections
+        configuration.timeouts.handshake = .seconds(handshakeTimeout)
+        configuration.timeouts.idle = .seconds(idleTimeout)
+        configuration.shutdownGrace = .seconds(grace)
+        let explicit = listen.compactMap { PeerAddress(parsing: $0, listening: true) }.map { ($0.host, $0.port) }
+        let server: SyncServer
+        if !explicit.isEmpty {
+            configuration.addresses = explicit
+            server = try SyncServer(store: store, identity: identity, configuration: configuration, logger: logger)
+        } else {
+            configuration.addresses = [("0.0.0.0", ProtocolLimits.defaultPort), ("::", ProtocolLimits.defaultPort)]
+            do {
+                server = try SyncServer(store: store, identity: identity, configuration: configuration, logger: logger)
+            } catch TLSError.bindFailed(let address, let reason) where address.contains("::") {
+                logger.notice("IPv6 unavailable, serving IPv4 only", metadata: ["reason": "\(reason)"])
+                configuration.addresses = [("0.0.0.0", ProtocolLimits.defaultPort)]
+                server = try SyncServer(store: store, identity: identity, configuration: configuration, logger: logger)
+            }
+        }
+        let signals = Self.onTermination { signal in
+            logger.notice("stopping", metadata: ["signal": "\(signal)"])
+            server.stop()
+        }
+        defer { signals.forEach { $0.cancel() } }
+        let addresses = server.boundAddresses.map { PeerAddress(host: $0.host, port: $0.port).description }
+        logger.info(
+            "serving", metadata: ["listen": "\(addresses.joined(separator: " "))", "node": "\(identity.nodeID)"])
+        let clean = try server.run()
+        logger.notice(clean ? "stopped" : "stopped; some sessions did not finish within the grace period")
+    }
+
+    /// Routes SIGINT and SIGTERM to `handler` instead of killing the process.
+    static func onTermination(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(number) }
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import HPSyncEngine
+
+/// How `pull`, `push` and `sync` show a session's change set.
+enum SyncReportPrinter {
+    /// One line: `pulled from nas: 12 inserted, 3 updated, 2 deleted, 5 images (18.4 MB) in 0.42 s`.
+    static func summary(_ report: SyncReport) -> String {
+        let verb = report.direction == .pull ? "pulled from" : "pushed to"
+        let prefix = report.dryRun ? "dry run, would have \(verb)" : verb
+        let inserted: Int
+        let updated: Int
+        let deleted: Int
+        let images: Int
+        let bytes: Int64
+        if report.direction == .pull || report.dryRun {
+            (inserted, updated, deleted) = (report.inserted.count, report.updated.count, report.deleted.count)
+            (images, bytes) = (report.imagesTransferred, report.imageBytes)
+        } else {
+            // A push is applied by the server; its PageDone counts say what changed there.
+            (inserted, updated, deleted) = (
+                report.peerCounts.inserted, report.peerCounts.updated, report.peerCounts.deleted
+            )
+            (images, bytes) = (report.imagesTransferred, report.imageBytes)
+        }
+        var line =
+            "\(prefix) \(report.peer): \(inserted) inserted, \(updated) updated, \(deleted) deleted, "
+            + "\(images) image\(images == 1 ? "" : "s") (\(formatBytes(bytes))) in "
+            + String(format: "%.2f s", report.seconds)
+        if !report.refused.isEmpty { line += ", \(report.refused.count) refused" }
+        return line
+    }
+
+    /// The refusals, for stderr: each says why and what to do.
+    static func warnings(_ report: SyncReport) -> [String] {
+        report.refused.map { "hp-sync: warning: refused \($0.key): \($0.reason)" }
+    }
+
+    /// Keys per category, for --dry-run.
+    static func listing(_ report: SyncReport) -> String {
+        var lines: [String] = []
+        for (label, keys) in [("insert", report.inserted), ("update", report.updated), ("delete", report.deleted)] {
+            lines += keys.map { "\(label) \($0)" }
+        }
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+    }
+
+    static func json(_ reports: [SyncReport]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = reports.count == 1 ? try encoder.encode(reports[0]) : try encoder.encode(reports)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func formatBytes(_ bytes: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// Prints a session's outcome the way the flags ask.
+    static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
+        for report in reports {
+            for warning in warnings(report) { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
+        }
+        if options.json {
+            Output.write(try json(reports))
+            return
+        }
+        for report in reports {
+            if report.dryRun { Output.write(listing(report)) }
+            Output.write(summary(report) + "\n")
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+@Suite(.serialized) struct SyncCommandTests {
+    /// Two initialized stores: `primary` serves, `backup` pulls.
+    struct Pair {
+        let primary: BinaryRunner
+        let backup: BinaryRunner
+        let primaryID: String
+        let backupID: String
+
+        init() throws {
+            primary = try BinaryRunner()
+            backup = try BinaryRunner()
+            try #require(try primary.run(["init"]).status == 0)
+            try #require(try backup.run(["init"]).status == 0)
+            primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+            backupID = try backup.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        func cleanUp() {
+            primary.cleanUp()
+            backup.cleanUp()
+        }
+    }
+
+    @Test func pullPushAndSyncThroughTheBinary() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let photo = try pair.primary.file("photo.jpg", Images.jpeg + Array(repeating: 7, count: 5000))
+        let added = try pair.primary.run(["add", "--name", "Couch", "--value", "500", "--image", photo.path])
+        let key = added.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(added.status == 0)
+        try pair.primary.run(["peer", "add", "backup", pair.backupID, "--allow", "read-write"])
+        let server = try ServeProcess(pair.primary)
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+
+        let pulled = try pair.backup.run(["pull", "primary"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(pulled.text.hasPrefix("pulled from primary: 1 inserted, 0 updated, 0 deleted, 1 image (5.0 KB) in "))
+        #expect(try pair.backup.run(["show", key]).text.contains("Couch"))
+        #expect(try pair.backup.run(["verify"]).status == 0)
+
+        let again = try pair.backup.run(["pull", "primary", "--json"])
+        let json = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]
+        #expect(json?["manifestEntries"] as? Int == 0)
+        #expect(json?["recordsTransferred"] as? Int == 0)
+
+        try pair.backup.run(["edit", key, "--name", "Old couch"])
+        let synced = try pair.backup.run(["sync", "primary"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(synced.text.contains("pushed to primary: 0 inserted, 1 updated, 0 deleted, 0 images"))
+        #expect(try pair.primary.run(["show", key]).text.contains("Old couch"))
+
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.contains("session done"))
+        #expect(log.contains("peer=backup"))
+    }
+
+    @Test func dryRunListsAndWritesNothing() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let key = try pair.primary.run(["add", "--name", "Lamp"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(pair.primary)
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let dry = try pair.backup.run(["pull", "primary", "--dry-run"])
+        #expect(dry.status == 0)
+        #expect(dry.text.contains("insert \(key)"))
+        #expect(dry.text.contains("dry run"))
+        #expect(try pair.backup.run(["list"]).text.contains(key) == false)
+    }
+
+    @Test func unknownServerExits77WithTheCommandToTrustIt() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(pair.primary)
+        defer { _ = server.stop() }
+        let result = try pair.backup.run(["pull", server.address])
+        #expect(result.status == 77)
+        #expect(result.stderr.hasPrefix("hp-sync: error: the server at \(server.address) is not a known peer"))
+        #expect(result.stderr.contains("hp-sync peer add NAME \(pair.primaryID) --address \(server.address)"))
+    }
+
+    @Test func unknownClientAndReadOnlyPushExit77() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let server = try ServeProcess(pair.primary)
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let unknown = try pair.backup.run(["pull", "primary"])
+        #expect(unknown.status == 77)
+        #expect(unknown.stderr.contains("ERROR_NOT_AUTHORIZED"))
+        #expect(unknown.stderr.contains(pair.backupID))
+
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        try pair.backup.run(["add", "--name", "Mine"])
+        let push = try pair.backup.run(["push", "primary"])
+        #expect(push.status == 77)
+        #expect(push.stderr.contains("not authorized to push"))
+    }
+
+    @Test func unreachablePeerExits69() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        try runner.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:1"])
+        let result = try runner.run(["pull", "gone", "--connect-timeout", "2"])
+        #expect(result.status == 69)
+        #expect(result.stderr.hasPrefix("hp-sync: error: "))
+    }
+
+    @Test func initWritesAPrivateKeyAndNeverPrintsIt() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let result = try runner.run(["init"])
+        #expect(!result.text.contains("PRIVATE KEY"))
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: runner.store.appendingPathComponent("identity/key.pem").path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let id = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(result.text.contains(id))
+    }
+}
+
+enum NodeIDFixture {
+    /// A valid node ID no test server has.
+    static let any = "P7ESRQB-YW4C5NM-MBR4YPJ-XG7SASR-LUF3MAO-WVLR6W2-PBDW5R7-7UUSYQR"
+}
