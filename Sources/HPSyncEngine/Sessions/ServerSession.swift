@@ -44,14 +44,16 @@ public final class ServerSession {
             current.bytesReceived = channel.bytesReceived
             let elapsed = ContinuousClock.now - started
             current.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            // For a pull the client applied the changes; its PageDone counts say what happened.
+            let applied = current.direction == .pull ? current.peerCounts : current.counts
             log.info(
                 "session done",
                 metadata: [
                     "direction": "\(current.direction.rawValue)", "entries": "\(current.manifestEntries)",
                     "records": "\(current.recordsTransferred)", "images": "\(current.imagesTransferred)",
-                    "inserted": "\(current.inserted.count)", "updated": "\(current.updated.count)",
-                    "deleted": "\(current.deleted.count)", "bytes_sent": "\(current.bytesSent)",
-                    "bytes_received": "\(current.bytesReceived)", "seconds": "\(current.seconds)",
+                    "inserted": "\(applied.inserted)", "updated": "\(applied.updated)", "deleted": "\(applied.deleted)",
+                    "bytes_sent": "\(current.bytesSent)", "bytes_received": "\(current.bytesReceived)",
+                    "seconds": "\(String(format: "%.3f", current.seconds))",
                 ])
         } catch {
             reportFailure(error, on: channel, logger: log)
