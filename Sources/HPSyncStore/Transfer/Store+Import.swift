@@ -8,7 +8,8 @@ extension Store {
 
     /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
     /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
-    /// (verified against the digest) unless a local file already has that digest.
+    /// (verified against the digest) unless a local file already has that digest. The clock
+    /// guard does not apply: importing is the user's explicit choice of those versions.
     public func importJSON(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
         let data: Data
         do {
