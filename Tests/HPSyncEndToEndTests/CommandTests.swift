@@ -202,3 +202,23 @@ struct CommandTests {
         #expect(try runner.run(["add", "--name", "x", "--created", "yesterday"]).status == 64)
     }
 }
+
+@Suite("Several hp-sync processes on one store")
+struct ConcurrentProcessTests {
+    @Test func parallelAddsAllLand() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let image = try runner.file("cam.jpg", Images.jpeg)
+        let statuses = Locked<[Int32]>()
+        statuses.value = []
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: 6) { index in
+            let result = try? runner.run(["add", "--name", "item \(index)", "--image", image.path])
+            lock.withLock { statuses.value!.append(result?.status ?? -1) }
+        }
+        #expect(statuses.value == [0, 0, 0, 0, 0, 0])
+        #expect(try runner.run(["status"]).text.contains("items:      6"))
+        #expect(try runner.run(["verify"]).status == 0)
+    }
+}

@@ -92,7 +92,12 @@ struct ImageDirectory: Sendable {
         return names.map { name in
             var info = stat()
             guard stat(tempPath(name), &info) == 0 else { return (name, 0) }
-            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            #if canImport(Darwin)
+                let time = info.st_mtimespec
+            #else
+                let time = info.st_mtim
+            #endif
+            let modified = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
             return (name, now - modified)
         }
     }

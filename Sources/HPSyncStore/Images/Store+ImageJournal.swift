@@ -50,6 +50,8 @@ extension Store {
     /// Finishes every journaled image (after a crash, or another process's interrupted write).
     @discardableResult
     func rollForwardPendingImages() throws -> [ItemKey] {
+        // Every open comes here: look before taking the write lock another process may hold.
+        guard try read({ try PendingImageRecord.fetchCount($0) }) > 0 else { return [] }
         let finished = try write { db -> [ItemKey] in
             var finished: [ItemKey] = []
             for pending in try PendingImageRecord.fetchAll(db) {

@@ -78,9 +78,17 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     func item() throws -> Item {
+        var origins = OriginCache()
+        return try item(origins: &origins)
+    }
+
+    func item(origins: inout OriginCache) throws -> Item {
         Item(
-            key: try ItemKey(key), name: name, serialNumber: serialNumber, valueInDollars: valueInDollars,
-            dateCreatedMilliseconds: dateCreated, image: imageRef, version: try version, deleted: deleted)
+            key: ItemKey(storedCanonical: key), name: name, serialNumber: serialNumber, valueInDollars: valueInDollars,
+            dateCreatedMilliseconds: dateCreated, image: imageRef,
+            version: Version(
+                stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)), origin: try origins.node(origin, key: key)),
+            deleted: deleted)
     }
 
     func changeEntry() throws -> ChangeEntry {

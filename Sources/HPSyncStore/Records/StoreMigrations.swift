@@ -19,7 +19,10 @@ enum StoreMigrations {
                 t.column("deleted", .boolean).notNull().defaults(to: false)
                 t.column("seq", .integer).notNull().unique()
             }
-            try db.create(index: "item_on_imageDigest", on: "item", columns: ["imageDigest"])
+            // Partial: most items have no image, and lookups are always by a digest.
+            try db.create(
+                index: "item_on_imageDigest", on: "item", columns: ["imageDigest"],
+                condition: Column("imageDigest") != nil)
             try db.create(table: "meta") { t in
                 t.primaryKey("id", .integer).check { $0 == 1 }
                 t.column("storeID", .blob).notNull()

@@ -15,7 +15,11 @@ extension Store {
             let sql =
                 includeDeleted
                 ? "SELECT * FROM item ORDER BY key" : "SELECT * FROM item WHERE deleted = 0 ORDER BY key"
-            return try ItemRecord.fetchCursor(db, sql: sql).map { try $0.item() }.reduce(into: []) { $0.append($1) }
+            var origins = OriginCache()
+            var items: [Item] = []
+            let cursor = try ItemRecord.fetchCursor(db, sql: sql)
+            while let record = try cursor.next() { items.append(try record.item(origins: &origins)) }
+            return items
         }
     }
 
@@ -76,18 +80,15 @@ extension Store {
             var entries: [ChangeEntry] = []
             entries.reserveCapacity(min(limit, 10_000))
             let rows = try Row.fetchCursor(statement, arguments: [seq, limit])
+            var origins = OriginCache()
             while let row = try rows.next() {
                 let keyText: String = row[0]
-                let originBytes: Data = row[2]
-                guard let key = try? ItemKey(keyText), let origin = NodeID(bytes: originBytes) else {
-                    throw StoreError.database("row \(keyText) is malformed; run `hp-sync verify`")
-                }
                 let stamp: Int64 = row[1]
+                let version = Version(
+                    stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)),
+                    origin: try origins.node(row[2], key: keyText))
                 entries.append(
-                    ChangeEntry(
-                        key: key,
-                        version: Version(stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)), origin: origin),
-                        deleted: row[3], seq: row[4]))
+                    ChangeEntry(key: ItemKey(storedCanonical: keyText), version: version, deleted: row[3], seq: row[4]))
             }
             return entries
         }

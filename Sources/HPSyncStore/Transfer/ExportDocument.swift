@@ -32,6 +32,8 @@ struct ExportedItem: Codable {
     var origin: NodeID?
     var deleted: Bool?
 
+    init(key: ItemKey) { self.key = key }
+
     init(_ item: Item) {
         key = item.key
         stamp = item.version.stamp.rawValue

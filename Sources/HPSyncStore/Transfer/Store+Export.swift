@@ -65,13 +65,9 @@ extension Store {
 extension Store {
     /// `items` as a JSON array in the export's item format, one item per line.
     public func itemsJSON(_ items: [Item]) -> Data {
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        out.reserveCapacity(items.count * 320)
-        for (index, item) in items.enumerated() {
-            out += Array((index == 0 ? "\n  " : ",\n  ").utf8)
-            ExportWriter.append(item, to: &out)
-        }
-        out += Array((items.isEmpty ? "]\n" : "\n]\n").utf8)
-        return Data(out)
+        var writer = ExportWriter(capacity: items.count * 320)
+        writer.array(items, indent: "")
+        writer.raw("\n")
+        return Data(writer.bytes)
     }
 }

@@ -8,7 +8,8 @@ extension Store {
 
     /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
     /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
-    /// (verified against the digest) unless a local file already has that digest.
+    /// (verified against the digest) unless a local file already has that digest. The clock
+    /// guard does not apply: importing is the user's explicit choice of those versions.
     public func importJSON(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
         let data: Data
         do {
@@ -17,12 +18,7 @@ extension Store {
             throw StoreError.missingImportFile(path: url.path)
         }
         let decodeStart = ContinuousClock.now
-        let document: ExportDocument
-        do {
-            document = try JSONDecoder().decode(ExportDocument.self, from: data)
-        } catch let error as DecodingError {
-            throw StoreError.invalidImport(Self.describe(error))
-        }
+        let document = try ExportReader.document(Array(data))
         guard document.format == ExportDocument.formatName else {
             throw StoreError.invalidImport("the format is '\(document.format)', not '\(ExportDocument.formatName)'")
         }
@@ -94,22 +90,6 @@ extension Store {
             let stamps = (0..<count).map { _ in clock.nextLocalStamp() }
             try clock.save(db)
             return stamps
-        }
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        }
-        switch error {
-        case .dataCorrupted(let context):
-            return "invalid data at \(path(context)): \(context.debugDescription)"
-        case .keyNotFound(let key, let context):
-            return "missing field '\(key.stringValue)' at \(path(context))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "wrong type at \(path(context)): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
         }
     }
 }
