@@ -82,6 +82,8 @@ let package = Package(
             dependencies: [
                 "HPSyncStore",
                 "HPSyncCrypto",
+                // Core Data fixtures (Tests/HPSyncStoreTests/Homepwner) are SQLite files written with GRDB.
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

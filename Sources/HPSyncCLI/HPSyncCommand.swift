@@ -8,7 +8,8 @@ public struct HPSyncCommand: ParsableCommand {
         abstract: "Replicate a home inventory between machines over TLS.",
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
-            RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
+            RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
+            ExportHomepwnerCommand.self, VerifyCommand.self,
             StatusCommand.self, IDCommand.self, PeerCommand.self, ServeCommand.self, PullCommand.self,
             PushCommand.self, SyncCommand.self, DebugCommand.self,
         ]

@@ -38,6 +38,7 @@ public enum ExitStatus: Int32, Sendable {
     public static func of(_ error: any Error) -> ExitStatus? {
         switch error {
         case let error as StoreError: return of(error)
+        case let error as HomepwnerError: return of(error)
         case is ItemKeyError, is NodeIDError: return .dataError
         case is VerifyFoundProblems: return .verifyFoundProblems
         case let error as CommandFailure: return error.status
@@ -66,6 +67,14 @@ public enum ExitStatus: Int32, Sendable {
 }
 
 extension ExitStatus {
+    static func of(_ error: HomepwnerError) -> ExitStatus {
+        switch error {
+        case .missingFolder, .nothingToImport: return .noInput
+        case .malformed, .conflict, .cannotExport: return .dataError
+        case .cannotWrite: return .cannotCreate
+        }
+    }
+
     static func of(_ error: TLSError) -> ExitStatus {
         switch error {
         case .identityMissing: return .noInput

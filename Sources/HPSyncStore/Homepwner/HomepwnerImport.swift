@@ -1,0 +1,57 @@
+/// How `importHomepwner` treats what the store has no field for, and whether it writes.
+public struct HomepwnerImportOptions: Sendable {
+    /// What to do with the Core Data edition's asset type label.
+    public enum AssetType: String, Sendable, CaseIterable {
+        /// Append it to the name as `Name [Label]`, so it survives in every copy of the inventory.
+        case name
+        /// Leave it out (the report still counts the labels left out).
+        case ignore
+    }
+
+    public var assetType: AssetType
+    /// Plan and report, but write nothing.
+    public var dryRun: Bool
+
+    public init(assetType: AssetType = .name, dryRun: Bool = false) {
+        self.assetType = assetType
+        self.dryRun = dryRun
+    }
+}
+
+/// What an import of a Homepwner folder did (or, in a dry run, would do).
+public struct HomepwnerImportReport: Sendable {
+    public var sources: [HomepwnerFolder.Source]
+    /// Inserted and updated keys, images written (all planned, in a dry run).
+    public var changes: ChangeSet
+    /// Items the store already had with the same contents.
+    public var unchanged: [ItemKey]
+    /// Items deleted in this store, left deleted: a re-import must not undo a deletion.
+    public var skippedDeleted: [ItemKey]
+    /// Items without an image file in the folder (a store image is never removed for that).
+    public var keysWithoutImage: [ItemKey]
+    /// How many items carried a Core Data asset type label, and what was done with them.
+    public var assetTypeLabels: Int
+    public var assetType: HomepwnerImportOptions.AssetType
+    public var dryRun: Bool
+}
+
+/// The change one Homepwner item asks of the store.
+enum HomepwnerPlan: Equatable {
+    case insert
+    case update
+    case unchanged
+    case skipDeleted
+
+    /// Compares `wanted` (the item as the app has it, with an image ref if it has a file) with
+    /// the store's row. A missing image file keeps the store's image.
+    static func of(_ wanted: Item, local: Item?) -> HomepwnerPlan {
+        guard let local else { return .insert }
+        if local.deleted { return .skipDeleted }
+        let same =
+            local.name == wanted.name && local.serialNumber == wanted.serialNumber
+            && local.valueInDollars == wanted.valueInDollars
+            && local.dateCreatedMilliseconds == wanted.dateCreatedMilliseconds
+            && (wanted.image == nil || wanted.image == local.image)
+        return same ? .unchanged : .update
+    }
+}

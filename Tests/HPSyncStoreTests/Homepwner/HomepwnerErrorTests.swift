@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+@testable import HPSyncStore
+
+/// Every bad folder is refused with the file and the fault named, and nothing is imported.
+@Suite("Homepwner import: malformed folders import nothing")
+struct HomepwnerErrorTests {
+    let fixtures = HomepwnerFixtures.self
+
+    /// Imports `folder` into a fresh store, expects a `.malformed` error naming `file`, and
+    /// checks that the store is untouched.
+    func expectRefused(_ folder: URL, file: String, mentioning words: [String], dir: TempDirectory) throws {
+        let storeDir = TempDirectory()
+        let store = try Fixtures.makeStore(storeDir)
+        do {
+            _ = try store.importHomepwner(from: folder)
+            Issue.record("import of a bad \(file) succeeded")
+        } catch let error as HomepwnerError {
+            guard case .malformed(let path, let reason) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(path.hasSuffix(file), "\(error)")
+            for word in words { #expect(reason.contains(word), "\(reason)") }
+            #expect(error.description.hasSuffix("nothing was imported"))
+        }
+        #expect(try store.items(includeDeleted: true).isEmpty)
+        #expect(try store.lastSeq == 0)
+        #expect(Fixtures.imageFiles(store).isEmpty)
+    }
+
+    @Test(arguments: [0, 8, 100, 300])
+    func truncatedArchive(keeping count: Int) throws {
+        let dir = TempDirectory()
+        let bytes = fixtures.swiftArchive()
+        let folder = fixtures.folder(dir, file: "items.archive", Array(bytes.prefix(min(count, bytes.count - 1))))
+        try expectRefused(folder, file: "items.archive", mentioning: [], dir: dir)
+    }
+
+    @Test func truncatedAtEveryLengthNeverImportsOrCrashes() throws {
+        let bytes = HomepwnerFixtures.objectiveCArchive()
+        for count in stride(from: 0, to: bytes.count, by: 7) {
+            #expect(throws: HomepwnerError.self) {
+                try HomepwnerArchive.decode(Data(bytes.prefix(count)), file: "items.archive")
+            }
+        }
+    }
+
+    @Test func corruptedBytesNeverCrash() throws {
+        let bytes = HomepwnerFixtures.objectiveCArchive()
+        var generator = SplitMix(seed: 42)
+        for _ in 0..<300 {
+            var copy = bytes
+            for _ in 0..<3 {
+                copy[Int.random(in: 8..<copy.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            // Either a clean error or (if the flip hit a name's letter) items; never a trap.
+            _ = try? HomepwnerArchive.decode(Data(copy), file: "items.archive")
+        }
+    }
+
+    @Test func wrongArchiver() throws {
+        let dir = TempDirectory()
+        var builder = KeyedArchiveBuilder()
+        let root = builder.array { _ in [] }
+        let plist = PlistValue.dictionary([
+            ("$version", .integer(100_000)), ("$archiver", .string("NSArchiver")),
+            ("$top", .dictionary([("root", root)])), ("$objects", .array(builder.objects)),
+        ])
+        let folder = fixtures.folder(dir, file: "items.archive", BinaryPlistWriter.encode(plist))
+        try expectRefused(folder, file: "items.archive", mentioning: ["$archiver", "NSArchiver"], dir: dir)
+    }
+
+    /// The Swift archive with one reference replaced: `item`'s field `key` now points at `uid`.
+    func archive(pointing key: String, ofItem item: Int = 0, at uid: Int) throws -> [UInt8] {
+        var parsed = try PlistValue.parse(Data(fixtures.swiftArchive()))
+        guard case .dictionary(var top) = parsed, let index = top.firstIndex(where: { $0.0 == "$objects" }),
+            case .array(var objects) = top[index].1, case .uid(let rootUID)? = parsed["$top"]?["root"],
+            case .array(let members)? = objects[rootUID]["NS.objects"], case .uid(let itemUID) = members[item],
+            case .dictionary(var fields) = objects[itemUID], let field = fields.firstIndex(where: { $0.0 == key })
+        else { throw CancellationError() }
+        fields[field].1 = .uid(uid)
+        objects[itemUID] = .dictionary(fields)
+        top[index].1 = .array(objects)
+        parsed = .dictionary(top)
+        return BinaryPlistWriter.encode(parsed)
+    }
+
+    @Test func uidOutOfRange() throws {
+        let dir = TempDirectory()
+        let folder = fixtures.folder(dir, file: "items.archive", try archive(pointing: "name", at: 9999))
+        try expectRefused(folder, file: "items.archive", mentioning: ["CF$UID 9999", "outside $objects"], dir: dir)
+    }
+
+    @Test func referenceCycle() throws {
+        let dir = TempDirectory()
+        // The item's dateCreated points at the root array, whose members include the item.
+        let folder = fixtures.folder(dir, file: "items.archive", try archive(pointing: "dateCreated", at: 1))
+        try expectRefused(folder, file: "items.archive", mentioning: ["cycle"], dir: dir)
+        let selfReference = fixtures.folder(dir, file: "items.archive", try archive(pointing: "name", at: 2))
+        try expectRefused(selfReference, file: "items.archive", mentioning: ["cycle"], dir: dir)
+    }
+
+    @Test func malformedKey() throws {
+        let dir = TempDirectory()
+        var items = fixtures.items
+        items[1].keyText = "../../etc/passwd"
+        let folder = fixtures.folder(dir, file: "items.archive", fixtures.objectiveCArchive(items))
+        try expectRefused(folder, file: "items.archive", mentioning: ["item 1", "malformed itemKey"], dir: dir)
+        let plistItems = try PropertyListSerialization.data(
+            fromPropertyList: [["name": "x", "valueInDollars": 1, "dateCreated": Date(), "itemKey": "nope"]],
+            format: .binary, options: 0)
+        let plist = fixtures.folder(dir, file: "items.plist", Array(plistItems))
+        try expectRefused(plist, file: "items.plist", mentioning: ["malformed itemKey"], dir: dir)
+    }
+
+    @Test func nonImageUnderAKeyName() throws {
+        let dir = TempDirectory()
+        let key = fixtures.keys[2]
+        let folder = fixtures.folder(
+            dir, file: "items.archive", fixtures.swiftArchive(),
+            images: [fixtures.keys[0]: Fixtures.jpeg(), key: Array("not a photo".utf8)])
+        try expectRefused(folder, file: key.rawValue, mentioning: ["not a JPEG"], dir: dir)
+    }
+
+    @Test func truncatedAndCorruptedPlist() throws {
+        let dir = TempDirectory()
+        let bytes = fixtures.lootLoggerPlist()
+        let truncated = fixtures.folder(dir, file: "items.plist", Array(bytes.prefix(bytes.count / 2)))
+        try expectRefused(truncated, file: "items.plist", mentioning: [], dir: dir)
+        let wrongShape = try PropertyListSerialization.data(fromPropertyList: ["items": 1], format: .binary, options: 0)
+        let folder = fixtures.folder(dir, file: "items.plist", Array(wrongShape))
+        try expectRefused(folder, file: "items.plist", mentioning: ["not a LootLogger item list"], dir: dir)
+    }
+
+    @Test func corruptedCoreDataStore() throws {
+        let dir = TempDirectory()
+        let garbage = fixtures.folder(
+            dir, file: "store.data", Array("SQLite format 3\0 but not really".utf8) + [UInt8](repeating: 7, count: 2000)
+        )
+        try expectRefused(garbage, file: "store.data", mentioning: ["SQLite"], dir: dir)
+        let empty = dir.url.appendingPathComponent("empty-cd")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        try GRDBTestSupport.emptyDatabase(at: empty.appendingPathComponent("items.data"))
+        try expectRefused(empty, file: "items.data", mentioning: ["ZBNRITEM"], dir: dir)
+    }
+
+    @Test func missingAndEmptyFolders() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let missing = dir.url.appendingPathComponent("nope")
+        #expect(throws: HomepwnerError.missingFolder(path: missing.path)) { try store.importHomepwner(from: missing) }
+        #expect(throws: HomepwnerError.nothingToImport(path: dir.url.path)) { try store.importHomepwner(from: dir.url) }
+    }
+
+    @Test func conflictingFilesImportNothing() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        var changed = fixtures.items
+        changed[2].valueInDollars = 5
+        let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive())
+        try Data(fixtures.lootLoggerPlist(changed)).write(to: folder.appendingPathComponent("items.plist"))
+        #expect(throws: HomepwnerError.self) { try store.importHomepwner(from: folder) }
+        #expect(try store.lastSeq == 0)
+    }
+}
