@@ -18,7 +18,7 @@ public enum LootLoggerPlist {
         do {
             decoded = try PropertyListDecoder().decode([Item].self, from: data)
         } catch let error as DecodingError {
-            throw .malformed(file: file, reason: "not a LootLogger item list (\(Store.describe(error)))")
+            throw .malformed(file: file, reason: "not a LootLogger item list (\(error.fieldDescription))")
         } catch {
             throw .malformed(file: file, reason: "not a readable property list: \(error)")
         }
