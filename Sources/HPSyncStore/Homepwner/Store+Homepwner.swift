@@ -129,7 +129,7 @@ extension Store {
         }
         for entry in journaled { staged.removeValue(forKey: entry.key) }
         for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
-        for entry in journaled { try finalizeImage(key: entry.key, tempName: entry.temp) }
+        try finalizeImages(journaled)
         report.changes.formUnion(changes)
         report.unchanged += unchanged
         report.skippedDeleted += skipped

@@ -32,16 +32,25 @@ extension Store {
 
     /// Renames `tempName` into place for `key` if the journal still names it, else discards it.
     func finalizeImage(key: ItemKey, tempName: String) throws {
+        try finalizeImages([(key, tempName)])
+    }
+
+    /// Renames each journaled temporary into place, in one write transaction (so writers in
+    /// other processes cannot interleave) and with one directory fsync for the whole batch.
+    func finalizeImages(_ entries: [(key: ItemKey, temp: String)]) throws {
+        guard !entries.isEmpty else { return }
         try hooks.get().afterCommitBeforeFinalize?()
         try write { db in
-            let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
-            if let pending, pending.tempName == tempName {
-                let temp = images.tempPath(tempName)
-                if FileIO.exists(temp) { try FileIO.renameFile(temp, images.finalPath(key)) }
-                try pending.delete(db)
-            } else {
-                // A later transaction superseded or already finished this write.
-                FileIO.unlinkIfPresent(images.tempPath(tempName))
+            for (key, tempName) in entries {
+                let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
+                if let pending, pending.tempName == tempName {
+                    let temp = images.tempPath(tempName)
+                    if FileIO.exists(temp) { try FileIO.renameFile(temp, images.finalPath(key)) }
+                    try pending.delete(db)
+                } else {
+                    // A later transaction superseded or already finished this write.
+                    FileIO.unlinkIfPresent(images.tempPath(tempName))
+                }
             }
         }
         try images.syncDirectory()

@@ -101,7 +101,7 @@ extension Store {
         }
         for entry in journaled { unused.remove(entry.temp) }
         for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
-        for entry in journaled { try finalizeImage(key: entry.key, tempName: entry.temp) }
+        try finalizeImages(journaled)
         try unlinkImagesIfUnused(unlinkKeys)
         if !records.isEmpty {
             logger.debug(
