@@ -19,9 +19,15 @@ struct ImageDirectory: Sendable {
 
     /// A fresh temporary file name; random so that processes never collide.
     func newTempName() -> String {
+        // Two draws, not one system call per byte: names are made for every staged image.
         var generator = SystemRandomNumberGenerator()
-        let hex = (0..<16).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }
-        return Self.tempPrefix + hex.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        let high = generator.next()
+        let low = generator.next()
+        func hex16(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        return Self.tempPrefix + hex16(high) + hex16(low)
     }
 
     /// Copies `source` into a new fsynced temporary, hashing as it goes. Checks the image magic

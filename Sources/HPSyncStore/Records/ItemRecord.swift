@@ -109,6 +109,24 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// The current row for `key`, through a cached statement.
+    /// The rows of `keys` in a few `IN (...)` queries, not one query (and cursor) per key.
+    static func fetchMany(_ db: Database, keys: some Collection<ItemKey>) throws -> [String: ItemRecord] {
+        var result: [String: ItemRecord] = [:]
+        result.reserveCapacity(keys.count)
+        let all = Array(keys)
+        for start in stride(from: 0, to: all.count, by: 500) {
+            let chunk = all[start..<min(start + 500, all.count)]
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key IN (\(placeholders))")
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map(\.rawValue)))
+            while let row = try rows.next() {
+                let record = try ItemRecord(row: row)
+                result[record.key] = record
+            }
+        }
+        return result
+    }
+
     static func fetch(_ db: Database, key: ItemKey) throws -> ItemRecord? {
         let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key = ?")
         return try ItemRecord.fetchOne(statement, arguments: [key.rawValue])

@@ -97,9 +97,11 @@ extension Store {
     /// The current version of each of `keys` that this store has.
     public func currentVersions(_ keys: [ItemKey]) throws -> [ItemKey: ChangeEntry] {
         try read { db in
+            let rows = try ItemRecord.fetchMany(db, keys: keys)
             var result: [ItemKey: ChangeEntry] = [:]
+            result.reserveCapacity(rows.count)
             for key in keys {
-                if let row = try ItemRecord.fetch(db, key: key) { result[key] = try row.changeEntry() }
+                if let row = rows[key.rawValue] { result[key] = try row.changeEntry() }
             }
             return result
         }
@@ -107,7 +109,10 @@ extension Store {
 
     /// The current rows of `keys`, tombstones included, in the same order; unknown keys omitted.
     public func records(_ keys: [ItemKey]) throws -> [Item] {
-        try read { db in try keys.compactMap { try ItemRecord.fetch(db, key: $0)?.item() } }
+        try read { db in
+            let rows = try ItemRecord.fetchMany(db, keys: keys)
+            return try keys.compactMap { try rows[$0.rawValue]?.item() }
+        }
     }
 
     /// A committed local image file with `digest` (under any key), or nil.

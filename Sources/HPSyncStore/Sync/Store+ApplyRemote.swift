@@ -45,6 +45,8 @@ extension Store {
             var supersededHere: [String] = []
             var unlinkHere: [ItemKey] = []
             var result = ApplyOutcome()
+            // One lookup for the batch; rows written below replace their entries.
+            var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -59,7 +61,7 @@ extension Store {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
-                let local = try ItemRecord.fetch(db, key: key)
+                let local = locals[key.rawValue]
                 if let local, !(item.version > (try local.version)) {
                     result.skipped.append(key)
                     continue
@@ -79,7 +81,9 @@ extension Store {
                     if let old = try dropJournal(db, key: key) { supersededHere.append(old) }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
-                try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                let written = ItemRecord(item, seq: changeClock.nextSeq())
+                try written.write(db)
+                locals[key.rawValue] = written
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
