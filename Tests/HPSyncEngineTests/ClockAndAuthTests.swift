@@ -7,7 +7,8 @@ import Testing
 @testable import HPSyncEngine
 
 @Suite struct ClockAndAuthTests {
-    @Test func editAfterPullWinsEvenWithClockAnHourBehind() throws {
+    @Test(arguments: Transport.allCases) func editAfterPullWinsEvenWithClockAnHourBehind(_ transport: Transport) throws
+    {
         let clockA = TestClock(1_750_000_000_000)
         let clockB = TestClock(1_750_000_000_000 - 3_600_000)
         let a = try TestNode("a", clock: clockA)
@@ -17,14 +18,14 @@ import Testing
         try a.allow(b)
         let item = try a.add("Guitar")
         _ = try a.store.edit(item.key, ItemEdit(name: "Guitar (a)"))
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
         let edited = try b.store.edit(item.key, ItemEdit(name: "Guitar (b, later)"))
         #expect(edited.version > (try a.store.item(item.key)!.version))
-        try Sync.push(b, to: a)
+        try Sync.push(b, to: a, over: transport)
         #expect(try a.store.item(item.key)?.name == "Guitar (b, later)")
     }
 
-    @Test func stampBeyondSkewIsRefusedAndTheRestApplies() throws {
+    @Test(arguments: Transport.allCases) func stampBeyondSkewIsRefusedAndTheRestApplies(_ transport: Transport) throws {
         let clockA = TestClock(1_750_000_000_000)
         let a = try TestNode("a", clock: clockA)
         let b = try TestNode("b", clock: TestClock(1_750_000_000_000))
@@ -32,22 +33,22 @@ import Testing
         let normal = try a.add("Normal")
         clockA.advance(milliseconds: 3_600_000)  // a's clock jumps an hour ahead
         let future = try a.add("From the future")
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.refused.map(\.key) == [future.key.rawValue])
         #expect(report.inserted == [normal.key.rawValue])
         #expect(try b.store.item(future.key) == nil)
         // Once b's clock catches up, the next pull retries the refused record.
         b.clock.set(1_750_000_000_000 + 3_600_000)
-        let retry = try Sync.pull(b, from: a)
+        let retry = try Sync.pull(b, from: a, over: transport)
         #expect(retry.inserted == [future.key.rawValue])
     }
 
-    @Test func unknownPeerCannotPull() throws {
+    @Test(arguments: Transport.allCases) func unknownPeerCannotPull(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.add("Secret")
         #expect {
-            try Sync.pull(b, from: a)
+            try Sync.pull(b, from: a, over: transport)
         } throws: { error in
             guard case SyncError.refusedByPeer(let peerError) = error else { return false }
             return peerError.code == .notAuthorized && peerError.message.contains("hp-sync peer add")
@@ -55,19 +56,19 @@ import Testing
         #expect(try b.snapshot().isEmpty)
     }
 
-    @Test func readOnlyPeerCannotPush() throws {
+    @Test(arguments: Transport.allCases) func readOnlyPeerCannotPush(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b, .read)
         try b.add("Mine")
         #expect {
-            try Sync.push(b, to: a)
+            try Sync.push(b, to: a, over: transport)
         } throws: { error in
             guard case SyncError.refusedByPeer(let peerError) = error else { return false }
             return peerError.code == .readOnly && peerError.message.contains("not authorized to push")
         }
         #expect(try a.snapshot().isEmpty)
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
     }
 
     @Test func helloWithAnotherNodesIDIsRefused() {

@@ -4,6 +4,7 @@ import HPSyncProtocol
 import HPSyncStore
 import Logging
 import Synchronization
+import Testing
 
 @testable import HPSyncEngine
 
@@ -16,25 +17,60 @@ final class TestClock: WallClock, @unchecked Sendable {
     func set(_ milliseconds: UInt64) { value.withLock { $0 = milliseconds } }
 }
 
-/// A node for engine tests: a real store in a temporary directory with a settable clock.
+/// How a test's sessions travel: in-memory pipes, or real TLS 1.3 over loopback TCP.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case pipe, tls
+    var testDescription: String { rawValue }
+}
+
+/// A node for engine tests: a real store and TLS identity in a temporary directory, with a
+/// settable clock, and (for TLS tests) a `SyncServer` on a loopback port started on demand.
 final class TestNode {
     let name: String
     let directory: URL
     let clock: TestClock
     let store: Store
+    let identity: NodeIdentity
+    private var server: SyncServer?
+    private let serverStopped = DispatchSemaphore(value: 0)
 
     init(_ name: String, clock: TestClock = TestClock(), configuration: StoreConfiguration = .init()) throws {
         self.name = name
         self.clock = clock
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let id = NodeID(certificateDER: Array("\(name)-\(UUID().uuidString)".utf8))
+        let storeDirectory = directory.appendingPathComponent("store")
+        try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
+        identity = try NodeIdentity.create(in: storeDirectory)
         store = try Store.create(
-            at: directory.appendingPathComponent("store"), nodeID: id, configuration: configuration, clock: clock,
+            at: storeDirectory, nodeID: identity.nodeID, configuration: configuration, clock: clock,
             logger: quietLogger)
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    deinit {
+        if let server {
+            server.stop()
+            serverStopped.wait()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The loopback port of this node's server, started the first time it is asked for.
+    func serverPort() throws -> UInt16 {
+        if let server { return server.boundAddresses[0].port }
+        var configuration = SyncServer.Configuration()
+        configuration.addresses = [("127.0.0.1", 0)]
+        configuration.shutdownGrace = .seconds(5)
+        let started = try SyncServer(
+            store: store, identity: identity, configuration: configuration, logger: quietLogger)
+        server = started
+        let stopped = serverStopped
+        Thread.detachNewThread {
+            _ = try? started.run()
+            stopped.signal()
+        }
+        return started.boundAddresses[0].port
+    }
 
     var nodeID: NodeID { store.nodeID }
 
@@ -91,10 +127,10 @@ enum Sync {
     /// Runs `client` pulling from `server` over an in-memory pipe with the real framing.
     @discardableResult
     static func pull(
-        _ client: TestNode, from server: TestNode, dryRun: Bool = false,
+        _ client: TestNode, from server: TestNode, dryRun: Bool = false, over transport: Transport = .pipe,
         clientStream: ((any ByteStream) -> any ByteStream)? = nil
     ) throws -> SyncReport {
-        try session(client, server) { channel in
+        try session(client, server, transport) { channel in
             var options = SyncClient.Options()
             options.dryRun = dryRun
             return try SyncClient(store: client.store, logger: quietLogger).pull(
@@ -105,10 +141,11 @@ enum Sync {
     }
 
     @discardableResult
-    static func push(_ client: TestNode, to server: TestNode, wrap: ((any ByteStream) -> any ByteStream)? = nil) throws
-        -> SyncReport
-    {
-        try session(client, server) { channel in
+    static func push(
+        _ client: TestNode, to server: TestNode, over transport: Transport = .pipe,
+        wrap: ((any ByteStream) -> any ByteStream)? = nil
+    ) throws -> SyncReport {
+        try session(client, server, transport) { channel in
             try SyncClient(store: client.store, logger: quietLogger).push(
                 over: channel, serverNodeID: server.nodeID, peerName: server.name)
         } wrap: {
@@ -116,15 +153,21 @@ enum Sync {
         }
     }
 
-    static func both(_ a: TestNode, _ b: TestNode) throws {
-        try pull(a, from: b)
-        try push(a, to: b)
+    static func both(_ a: TestNode, _ b: TestNode, over transport: Transport = .pipe) throws {
+        try pull(a, from: b, over: transport)
+        try push(a, to: b, over: transport)
     }
 
     static func session(
-        _ client: TestNode, _ server: TestNode, run: (any MessageChannel) throws -> SyncReport,
-        wrap: (any ByteStream) -> any ByteStream
+        _ client: TestNode, _ server: TestNode, _ transport: Transport,
+        run: (any MessageChannel) throws -> SyncReport, wrap: (any ByteStream) -> any ByteStream
     ) throws -> SyncReport {
+        if transport == .tls {
+            let connection = try TLSConnection.connect(
+                host: "127.0.0.1", port: try server.serverPort(), identity: client.identity,
+                expected: .node(server.nodeID), logger: quietLogger)
+            return try run(FramedChannel(stream: wrap(connection)))
+        }
         let (clientEnd, serverEnd) = PipeStream.pair()
         let serverStore = server.store
         let clientID = client.nodeID

@@ -7,13 +7,13 @@ import Testing
 @testable import HPSyncEngine
 
 @Suite struct PullPushTests {
-    @Test func firstPullCopiesItemsAndImages() throws {
+    @Test(arguments: Transport.allCases) func firstPullCopiesItemsAndImages(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         let couch = try a.add("Couch", value: 500, image: jpeg(1))
         try a.add("Lamp", value: 20)
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.inserted.count == 2)
         #expect(report.imagesTransferred == 1)
         #expect(report.imageBytes == 3000)
@@ -22,27 +22,27 @@ import Testing
         #expect(try b.store.verify(repair: false).isClean)
     }
 
-    @Test func secondPullMovesNothing() throws {
+    @Test(arguments: Transport.allCases) func secondPullMovesNothing(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         for i in 0..<30 { try a.add("item \(i)", image: i % 10 == 0 ? jpeg(UInt8(i)) : nil) }
-        try Sync.pull(b, from: a)
-        let again = try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
+        let again = try Sync.pull(b, from: a, over: transport)
         #expect(again.manifestEntries == 0)
         #expect(again.recordsTransferred == 0)
         #expect(again.imagesTransferred == 0)
         #expect(again.inserted.isEmpty && again.updated.isEmpty)
     }
 
-    @Test func renameMovesNoImageBytes() throws {
+    @Test(arguments: Transport.allCases) func renameMovesNoImageBytes(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         let item = try a.add("Camera", image: jpeg(7, size: 50_000))
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
         _ = try a.store.edit(item.key, ItemEdit(name: "Old camera"))
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.updated == [item.key.rawValue])
         #expect(report.imagesTransferred == 0)
         #expect(report.imageBytes == 0)
@@ -51,28 +51,28 @@ import Testing
         #expect(b.imageBytes(item.key) == jpeg(7, size: 50_000))
     }
 
-    @Test func sameImageUnderAnotherKeyIsCopiedLocally() throws {
+    @Test(arguments: Transport.allCases) func sameImageUnderAnotherKeyIsCopiedLocally(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         try a.add("First", image: jpeg(3))
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
         let second = try a.add("Second", image: jpeg(3))
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.imagesTransferred == 0)
         #expect(b.imageBytes(second.key) == jpeg(3))
         #expect(try b.store.verify(repair: false).isClean)
     }
 
-    @Test func deletionPropagatesAndRemovesTheImage() throws {
+    @Test(arguments: Transport.allCases) func deletionPropagatesAndRemovesTheImage(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         let item = try a.add("Bike", image: jpeg(2))
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
         #expect(b.imageBytes(item.key) != nil)
         _ = try a.store.delete([item.key])
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.deleted == [item.key.rawValue])
         #expect(report.recordsTransferred == 0, "tombstones apply straight from the manifest")
         #expect(try b.store.item(item.key)?.deleted == true)
@@ -80,7 +80,7 @@ import Testing
         #expect(try b.store.verify(repair: false).isClean)
     }
 
-    @Test func olderEditDoesNotReviveButNewerDoes() throws {
+    @Test(arguments: Transport.allCases) func olderEditDoesNotReviveButNewerDoes(_ transport: Transport) throws {
         let clock = TestClock()
         let a = try TestNode("a", clock: clock)
         let b = try TestNode("b", clock: clock)
@@ -88,7 +88,7 @@ import Testing
         try b.allow(a)
         let desk = try a.add("Desk")
         let lamp = try a.add("Lamp")
-        try Sync.pull(b, from: a)
+        try Sync.pull(b, from: a, over: transport)
         // Desk: b edits, then a deletes later. The delete is newer and wins on both.
         clock.advance(milliseconds: 1000)
         _ = try b.store.edit(desk.key, ItemEdit(name: "Desk (b)"))
@@ -99,7 +99,7 @@ import Testing
         _ = try a.store.delete([lamp.key])
         clock.advance(milliseconds: 1000)
         _ = try b.store.edit(lamp.key, ItemEdit(name: "Lamp (b)"))
-        try Sync.both(b, a)
+        try Sync.both(b, a, over: transport)
         #expect(try a.store.item(desk.key)?.deleted == true)
         #expect(try b.store.item(desk.key)?.deleted == true)
         #expect(try a.store.item(lamp.key)?.name == "Lamp (b)")
@@ -108,14 +108,14 @@ import Testing
         #expect(try a.store.verify(repair: false).isClean)
     }
 
-    @Test func bothSidesEditedDeletedAndReAddedConverge() throws {
+    @Test(arguments: Transport.allCases) func bothSidesEditedDeletedAndReAddedConverge(_ transport: Transport) throws {
         let clock = TestClock()
         let a = try TestNode("a", clock: clock)
         let b = try TestNode("b", clock: clock)
         try a.allow(b)
         try b.allow(a)
         let shared = try (0..<6).map { try a.add("shared \($0)", image: $0 % 2 == 0 ? jpeg(UInt8($0)) : nil) }
-        try Sync.both(b, a)
+        try Sync.both(b, a, over: transport)
         clock.advance(milliseconds: 10)
         _ = try a.store.edit(shared[0].key, ItemEdit(name: "a renamed 0"))
         _ = try b.store.edit(shared[0].key, ItemEdit(valueInDollars: 99))
@@ -128,8 +128,8 @@ import Testing
         try b.add("only on b", image: jpeg(41))
         _ = try a.store.delete([shared[5].key])
         try a.add("re-added on a")
-        try Sync.both(b, a)
-        try Sync.both(a, b)
+        try Sync.both(b, a, over: transport)
+        try Sync.both(a, b, over: transport)
         #expect(try a.snapshot() == b.snapshot())
         for item in try a.snapshot() where !item.deleted && item.image != nil {
             #expect(a.imageBytes(item.key) == b.imageBytes(item.key))
@@ -138,44 +138,44 @@ import Testing
         #expect(try b.store.verify(repair: false).isClean)
     }
 
-    @Test func threeNodesInAChainConverge() throws {
+    @Test(arguments: Transport.allCases) func threeNodesInAChainConverge(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         let c = try TestNode("c")
         try a.allow(b)
         try b.allow(c)
         for i in 0..<12 { try a.add("chain \(i)", image: i % 4 == 0 ? jpeg(UInt8(i)) : nil) }
-        try Sync.pull(b, from: a)
-        try Sync.pull(c, from: b)
+        try Sync.pull(b, from: a, over: transport)
+        try Sync.pull(c, from: b, over: transport)
         #expect(try c.snapshot() == a.snapshot())
         let victim = try a.snapshot()[3].key
         _ = try a.store.delete([victim])
-        try Sync.pull(b, from: a)
-        try Sync.pull(c, from: b)
+        try Sync.pull(b, from: a, over: transport)
+        try Sync.pull(c, from: b, over: transport)
         #expect(try c.store.item(victim)?.deleted == true)
         #expect(try c.snapshot() == a.snapshot())
     }
 
-    @Test func manyPagesAndBatches() throws {
+    @Test(arguments: Transport.allCases) func manyPagesAndBatches(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         for i in 0..<2_500 { try a.add("bulk \(i)", image: i % 500 == 0 ? jpeg(UInt8(i % 256)) : nil) }
-        let report = try Sync.pull(b, from: a)
+        let report = try Sync.pull(b, from: a, over: transport)
         #expect(report.inserted.count == 2_500)
         #expect(report.manifestEntries == 2_500)
         #expect(try b.snapshot() == a.snapshot())
     }
 
-    @Test func dryRunWritesNothing() throws {
+    @Test(arguments: Transport.allCases) func dryRunWritesNothing(_ transport: Transport) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
         try a.add("Chair", image: jpeg(5))
-        let report = try Sync.pull(b, from: a, dryRun: true)
+        let report = try Sync.pull(b, from: a, dryRun: true, over: transport)
         #expect(report.inserted.count == 1)
         #expect(report.imagesTransferred == 0)
         #expect(try b.snapshot().isEmpty)
-        #expect(try Sync.pull(b, from: a).inserted.count == 1, "the checkpoint did not move")
+        #expect(try Sync.pull(b, from: a, over: transport).inserted.count == 1, "the checkpoint did not move")
     }
 }

@@ -15,8 +15,7 @@ final class TLSNode {
 
     init(_ name: String) throws {
         node = try TestNode(name)
-        identity = try NodeIdentity.create(in: node.store.directory)
-        try node.store.setNodeID(identity.nodeID)
+        identity = node.identity
     }
 
     var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: server!.boundAddresses[0].port) }
