@@ -1,6 +1,6 @@
 import ArgumentParser
-import HPSyncEngine
 import Foundation
+import HPSyncEngine
 
 /// The root command: lists the subcommands.
 public struct HPSyncCommand: ParsableCommand {

@@ -13,6 +13,12 @@ import Testing
         #expect(try NodeID(parsing: text.lowercased().replacingOccurrences(of: "-", with: " ")) == id)
     }
 
+    /// The test vector in Protocol.md §2, also produced by the independent Python client.
+    @Test func matchesTheSpecificationsTestVector() throws {
+        let id = try #require(NodeID(bytes: Array(0..<32)))
+        #expect(id.description == "AAAQEAY-EAUDAOB-CAJBIFQ-YDIOB4B-IBCEQTC-QKRMFYX-YDENBWH-A5DYPQG")
+    }
+
     @Test func rejectsTypos() throws {
         let text = NodeID(certificateDER: [1, 2, 3]).description
         var chars = Array(text)

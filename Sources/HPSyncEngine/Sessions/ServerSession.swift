@@ -85,7 +85,10 @@ public final class ServerSession {
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
-        let start = checkpointStore == store.storeID ? since : 0
+        // A checkpoint beyond our highest seq means this store lost history (restored from an
+        // older copy): its seqs will be reused, so the client must read everything again.
+        let highest = try store.lastSeq
+        let start = checkpointStore == store.storeID && since <= highest ? since : 0
         let source = SourceSession(channel: channel, store: store, logger: logger, shouldStop: shouldStop)
         var sinkCounts = ChangeCounts()
         try source.run(since: start, into: &report) { _, counts in sinkCounts = counts }
@@ -99,7 +102,7 @@ public final class ServerSession {
     }
 
     private func servePush(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
-        let sink = SinkSession(channel: channel, store: store, since: 0, options: .init(), logger: logger)
+        let sink = SinkSession(channel: channel, store: store, options: .init(), logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))
     }

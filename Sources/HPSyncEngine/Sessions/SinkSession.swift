@@ -23,12 +23,12 @@ final class SinkSession {
     /// Once a record is refused, the checkpoint stays before it so a later run retries it.
     private var frozenCheckpoint: Int64?
 
-    init(channel: any MessageChannel, store: Store, since: Int64, options: Options, logger: Logger) {
+    init(channel: any MessageChannel, store: Store, options: Options, logger: Logger) {
         self.channel = channel
         self.store = store
         self.options = options
         self.logger = logger
-        self.machine = SinkStateMachine(since: since)
+        self.machine = SinkStateMachine()
     }
 
     /// Runs until the source's final page is applied.
@@ -61,8 +61,8 @@ final class SinkSession {
         var plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
-        if let firstRefused = refusals.map(\.seq).min(), frozenCheckpoint == nil {
-            frozenCheckpoint = firstRefused - 1
+        if let firstRefused = refusals.map(\.seq).min() {
+            frozenCheckpoint = min(frozenCheckpoint ?? Int64.max, firstRefused - 1)
         }
         report.skipped += plan.skipped
         if options.dryRun {
@@ -76,9 +76,23 @@ final class SinkSession {
         var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
         if !plan.fetch.isEmpty {
             let records = try fetchRecords(plan.fetch, report: &report)
-            let winners = records.filter { MergePlanner.wins($0.version, over: local[$0.key]) }
+            var winners = records.filter { MergePlanner.wins($0.version, over: local[$0.key]) }
             report.skipped += records.count - winners.count
-            incoming += try attachImages(to: winners, report: &report)
+            // A record can be newer than its manifest entry: its own stamp passes the guard too.
+            let limit = store.nowMilliseconds() + store.maxClockSkewMilliseconds
+            let tooNew = winners.filter { $0.version.stamp.milliseconds > limit }
+            winners.removeAll { $0.version.stamp.milliseconds > limit }
+            for item in tooNew {
+                report.refused.append(
+                    SyncReport.Refusal(
+                        key: item.key.rawValue,
+                        reason:
+                            "stamped beyond the allowed clock skew by node \(item.version.origin.short); fix that node's clock, then sync again"
+                    ))
+            }
+            var withheld = tooNew.map(\.key)
+            incoming += try attachImages(to: winners, withheld: &withheld, report: &report)
+            holdCheckpoint(before: withheld, in: page)
         }
         plan.fetch = []
         let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page))
@@ -115,6 +129,13 @@ final class SinkSession {
         return (accepted, refused)
     }
 
+    /// Keeps the checkpoint before the first of `keys` on this page, so a later run retries them.
+    private func holdCheckpoint(before keys: [ItemKey], in page: ManifestPage) {
+        let held = Set(keys)
+        guard !held.isEmpty, let first = page.entries.first(where: { held.contains($0.key) }) else { return }
+        frozenCheckpoint = min(frozenCheckpoint ?? Int64.max, first.seq - 1)
+    }
+
     private func checkpointUpdate(_ page: ManifestPage) -> CheckpointUpdate? {
         guard let target = options.checkpoint else { return nil }
         return CheckpointUpdate(
@@ -136,7 +157,9 @@ final class SinkSession {
     /// Gives each winning record the image it names: nothing when this key already has that
     /// image, a local copy when another item has the same bytes (no bytes move), else bytes
     /// fetched from the source once per digest and verified against it.
-    private func attachImages(to records: [Item], report: inout SyncReport) throws -> [IncomingRecord] {
+    private func attachImages(to records: [Item], withheld: inout [ItemKey], report: inout SyncReport) throws
+        -> [IncomingRecord]
+    {
         let withImages = records.filter { !$0.deleted && $0.image != nil }
         var localImages: [ItemKey: ImageRef] = [:]
         for item in try store.records(withImages.map(\.key)) where !item.deleted {
@@ -186,9 +209,11 @@ final class SinkSession {
                 if let staged = fetched[image.digest] {
                     result.append(IncomingRecord(item: item, image: staged))
                 } else {
-                    // The source no longer had these bytes: its record changed meanwhile and
-                    // the newer version comes on a later page.
+                    // The source no longer has these bytes (changed meanwhile, or lost). The
+                    // record is not applied without its image, and the checkpoint stays before
+                    // it so that a later pull tries again.
                     report.skipped += 1
+                    withheld.append(item.key)
                 }
             }
         }

@@ -36,7 +36,7 @@ public final class SyncClient {
         var sinkOptions = SinkSession.Options()
         sinkOptions.dryRun = options.dryRun
         sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
-        let sink = SinkSession(channel: channel, store: store, since: since, options: sinkOptions, logger: logger)
+        let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try sink.run(into: &report)
         report.peerCounts = try receiveDone(channel)
         finish(&report, channel: channel, started: started)
@@ -53,7 +53,11 @@ public final class SyncClient {
         var report = SyncReport(direction: .push, peer: peerName)
         report.dryRun = options.dryRun
         let server = try handshake(channel, intent: .push, serverNodeID: serverNodeID, options: options)
-        let since = try store.checkpoint(peerStore: server.storeID, direction: .push)
+        // A push checkpoint beyond our own highest seq means this store was restored from an
+        // older copy and will reuse seqs: offer everything again (the server skips what it has).
+        let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
+        let highest = try store.lastSeq
+        let since = recorded <= highest ? recorded : 0
         let source = SourceSession(channel: channel, store: store, logger: logger)
         var serverCounts = ChangeCounts()
         try source.run(since: since, into: &report) { through, counts in

@@ -29,14 +29,13 @@ public struct SinkStateMachine: Sendable {
     }
 
     private(set) var state: State = .awaitingPage
-    private var lastThroughSeq: Int64
+    /// The previous page's `through_seq`; nil before the first page, because the source may
+    /// start from 0 rather than where it was asked (its store was re-created or restored).
+    private var lastThroughSeq: Int64?
     private var currentPage: ManifestPage?
     private var pageKeys: Set<ItemKey> = []
 
-    /// `since` is the seq the source was asked to start after.
-    public init(since: Int64) {
-        self.lastThroughSeq = since
-    }
+    public init() {}
 
     /// The page being worked on, if any.
     public var page: ManifestPage? { currentPage }
@@ -78,11 +77,13 @@ public struct SinkStateMachine: Sendable {
         if case .message(.error(let error)) = frame { return .peerError(error) }
         switch (state, frame) {
         case (.awaitingPage, .message(.manifestPage(let page))):
-            guard page.throughSeq >= lastThroughSeq else {
-                throw .violation("ManifestPage.through_seq went backwards (\(page.throughSeq) < \(lastThroughSeq))")
-            }
-            if let first = page.entries.first, first.seq <= lastThroughSeq {
-                throw .violation("ManifestPage repeats seq \(first.seq), already covered through \(lastThroughSeq)")
+            if let lastThroughSeq {
+                guard page.throughSeq >= lastThroughSeq else {
+                    throw .violation("ManifestPage.through_seq went backwards (\(page.throughSeq) < \(lastThroughSeq))")
+                }
+                if let first = page.entries.first, first.seq <= lastThroughSeq {
+                    throw .violation("ManifestPage repeats seq \(first.seq), already covered through \(lastThroughSeq)")
+                }
             }
             let keys = Set(page.entries.map(\.key))
             guard keys.count == page.entries.count else { throw .violation("ManifestPage lists a key twice") }

@@ -37,9 +37,7 @@ extension Message {
             var keys: [ItemKey] = []
             keys.reserveCapacity(fetch.keys.count)
             for text in fetch.keys { keys.append(try Self.key(text, "FetchRecords", "keys")) }
-            guard Set(keys).count == keys.count else {
-                throw .invalidField(message: "FetchRecords", field: "keys", problem: "repeats a key")
-            }
+            guard Set(keys).count == keys.count else { throw .violation("FetchRecords repeats a key") }
             self = .fetchRecords(keys)
         case .records(let records):
             try Self.limit(records.records.count, ProtocolLimits.maxRecordsPerBatch, "Records", "records")
