@@ -51,6 +51,18 @@ enum StoreMigrations {
                 t.column("tempName", .text).notNull()
             }
         }
+        // Per peer and direction: when the last run succeeded or failed, for `status` and
+        // `status --check`. Keyed by peer name; rows of removed peers are ignored.
+        migrator.registerMigration("v2-peer-sync") { db in
+            try db.create(table: "peerSync") { t in
+                t.column("peerName", .text).notNull()
+                t.column("direction", .text).notNull().check { ["pull", "push"].contains($0) }
+                t.column("lastSuccessAt", .integer)
+                t.column("lastFailureAt", .integer)
+                t.column("lastError", .text)
+                t.primaryKey(["peerName", "direction"])
+            }
+        }
         return migrator
     }
 
