@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import HPSyncEngine
 
 /// The root command: lists the subcommands.
 public struct HPSyncCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hp-sync",
         abstract: "Replicate a home inventory between machines over TLS.",
+        version: HPSyncVersion.current,
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
