@@ -199,4 +199,50 @@ import Testing
         #expect(pulled.status == 74, "\(pulled.stderr)")
         #expect(pulled.stderr.hasPrefix("hp-sync: error: "))
     }
+
+    @Test func aBusyServerExits75AndRetriesRideItOut() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.primary.run(["add", "--name", "Desk"])
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--handshake-timeout", "20"])
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let holder = HeldConnection(port: server.port)
+        Thread.sleep(forTimeInterval: 0.3)
+        let busy = try pair.backup.run(["pull", "primary"])
+        #expect(busy.status == 75, "\(busy.stderr)")
+        #expect(busy.stderr.contains("ERROR_BUSY"))
+        // The slot frees up 1 s into the retries (waits of 0.4 s, 0.8 s, 1.6 s).
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { holder.close() }
+        let retried = try pair.backup.run(["pull", "primary", "--quiet", "--retries", "4", "--retry-delay", "0.4"])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.text.isEmpty && retried.stderr.isEmpty)
+        #expect(try pair.backup.run(["list"]).text.contains("Desk"))
+    }
+
+    @Test func aPeerThatBreaksTheProtocolExits76AndIsNotRetried() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        // A frame of an unknown type (0xEE), after a valid TLS handshake with the pinned node.
+        let rogue = try RogueServer(reply: [0xEE, 0, 0, 0, 0])
+        defer { rogue.stop() }
+        try runner.run(["peer", "add", "rogue", rogue.identity.nodeID.description, "--address", rogue.address])
+        let started = Date()
+        let result = try runner.run(["pull", "rogue", "--retries", "5", "--retry-delay", "2"])
+        #expect(result.status == 76, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("hp-sync: error: "))
+        #expect(Date().timeIntervalSince(started) < 2, "protocol errors are never retried")
+    }
+
+    @Test func aDamagedDatabaseExits70() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        try Data(repeating: 0x5A, count: 8192).write(to: runner.store.appendingPathComponent("store.sqlite"))
+        let result = try runner.run(["pull", "primary"])
+        #expect(result.status == 70, "\(result.stderr)")
+        #expect(result.stderr.contains("hp-sync verify"))
+    }
 }

@@ -37,3 +37,29 @@ final class SilentListener {
 
     deinit { close(fd) }
 }
+
+/// Opens a plain TCP connection to a local port and holds it (taking a server's session slot
+/// without ever starting TLS) until `close()`.
+final class HeldConnection: @unchecked Sendable {
+    private var fd: Int32
+
+    init(port: UInt16) {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    func close() {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
