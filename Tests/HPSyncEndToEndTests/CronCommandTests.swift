@@ -245,4 +245,38 @@ import Testing
         #expect(result.status == 70, "\(result.stderr)")
         #expect(result.stderr.contains("hp-sync verify"))
     }
+
+    @Test func pulledDeletionsGoToTheTrashAndRestoreSyncsBack() throws {
+        let served = try Served(items: 3, backupPermission: "read-write")
+        defer { served.cleanUp() }
+        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        let photo = try primary.file("photo.jpg", Images.jpeg + Array(repeating: 9, count: 3000))
+        try primary.run(["image", "set", served.keys[0], photo.path])
+        #expect(try backup.run(["pull", "primary", "--quiet"]).status == 0)
+        try primary.run(["rm", served.keys[0]])
+        try primary.run(["edit", served.keys[1], "--name", "Renamed"])
+        #expect(try backup.run(["pull", "primary", "--quiet"]).status == 0)
+        let listed = try backup.run(["trash", "list"])
+        #expect(listed.status == 0)
+        #expect(listed.text.contains("\(served.keys[0])  deleted"))
+        #expect(listed.text.contains("\(served.keys[1])  overwritten"))
+        #expect(listed.text.contains("3018 bytes"))
+
+        let restored = try backup.run(["trash", "restore", served.keys[0]])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try backup.run(["show", served.keys[0]]).text.contains("Item 0"))
+        #expect(try backup.run(["image", "get", served.keys[0]]).stdout.count == 3018)
+        #expect(try backup.run(["verify"]).status == 0)
+        // The restore is a new local edit: it syncs back to primary.
+        #expect(try backup.run(["push", "primary", "--quiet"]).status == 0)
+        #expect(try primary.run(["show", served.keys[0]]).text.contains("Item 0"))
+
+        #expect(try backup.run(["trash", "restore", "0000AAAA-0000-4000-8000-000000000000"]).status == 66)
+        #expect(try backup.run(["trash", "purge"]).text == "purged 2 trash entries\n")
+        #expect(try backup.run(["trash", "list"]).text.isEmpty)
+        // --keep-deleted 0 keeps nothing.
+        try primary.run(["rm", served.keys[2]])
+        #expect(try backup.run(["pull", "primary", "--keep-deleted", "0"]).status == 0)
+        #expect(try backup.run(["trash", "list"]).text.isEmpty)
+    }
 }

@@ -100,7 +100,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     static func of(_ error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage: return .noInput
+        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash: return .noInput
         case .storeExists, .cannotCreate: return .cannotCreate
         case .io: return .ioError
         case .busy: return .temporaryFailure

@@ -48,13 +48,24 @@ struct SyncRunner {
     }
 
     func pull() throws -> SyncReport {
-        try recorded(.pull) {
+        let retention = options.keepDeletedMilliseconds
+        store.keepReplacedVersions(retention > 0 && !options.dryRun)
+        defer { store.keepReplacedVersions(false) }
+        let report = try recorded(.pull) {
             try options.retryPolicy.run(logger: logger) { attempt in
                 try client.pull(
                     connecting: { try FramedChannel(stream: connector.connect(target)) }, serverNodeID: target.nodeID,
                     peerName: target.name, options: clientOptions, guard: options.massDeleteGuard)
             }
         }
+        if retention > 0 && !options.dryRun {
+            do {
+                try store.purgeTrash(olderThanMilliseconds: retention)
+            } catch {
+                logger.warning("could not purge the trash", metadata: ["error": "\(error)"])
+            }
+        }
+        return report
     }
 
     func push() throws -> SyncReport {
