@@ -93,6 +93,7 @@ import Testing
         let failed = try runner.run(["pull", "gone", "--quiet", "--retries", "2", "--retry-delay", "0.05"])
         #expect(failed.status == 69)
         #expect(failed.stderr.hasPrefix("hp-sync: error: "))
+        #expect(failed.stderr.contains("resumes from the last committed page (gave up after 2 retries)"))
         #expect(failed.stderr.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1, "\(failed.stderr)")
         let status = try runner.run(["status", "--check", "1d"])
         #expect(status.status == 1)

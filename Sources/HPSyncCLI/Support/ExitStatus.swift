@@ -90,6 +90,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case ProtocolError.prematureEOF: return .unavailable
         case is ProtocolError: return .protocolError
         case let error as ConnectError: return of(error)
+        case let error as InterruptedRun: return of(error.underlying)
         case let error as SyncLockError: if case .held = error { return .locked } else { return .ioError }
         case is MassDeleteRefused: return .refusedByGuard
         case is CompletedWithWarnings: return .completedWithWarnings

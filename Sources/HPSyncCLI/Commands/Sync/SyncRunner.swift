@@ -103,6 +103,7 @@ struct SyncRunner {
             if !options.dryRun {
                 try? store.recordSyncFailure(peer: target.name, direction: direction, message: "\(error)")
             }
+            if RetryPolicy.isRetryable(error) { throw InterruptedRun(underlying: error, retries: options.retries) }
             throw error
         }
     }
