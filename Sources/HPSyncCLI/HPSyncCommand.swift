@@ -11,9 +11,9 @@ public struct HPSyncCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
-            ExportHomepwnerCommand.self, VerifyCommand.self,
+            ExportHomepwnerCommand.self, VerifyCommand.self, TrashCommand.self,
             StatusCommand.self, IDCommand.self, PeerCommand.self, ServeCommand.self, PullCommand.self,
-            PushCommand.self, SyncCommand.self, DebugCommand.self,
+            PushCommand.self, SyncCommand.self, ExitCodesCommand.self, DebugCommand.self,
         ]
     )
 
@@ -33,6 +33,10 @@ public struct HPSyncCommand: ParsableCommand {
 
     /// Prints `error` the way users expect and returns the exit status.
     static func report(_ error: any Error) -> Int32 {
+        if let warning = error as? CompletedWithWarnings {
+            Output.warning("\(warning)")
+            return ExitStatus.completedWithWarnings.rawValue
+        }
         if let status = ExitStatus.of(error) {
             Output.error("\(error)")
             return status.rawValue

@@ -1,12 +1,30 @@
 import ArgumentParser
 import HPSyncStore
 
-/// `hp-sync status`: where the store is, who this node is, and counts.
+/// `hp-sync status [--check MAX_AGE]`: the store's identity and counts, and how fresh each
+/// peer's sync is; with `--check`, exits 1 when a peer is staler than allowed (for monitoring).
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Show the store's identity and counts.")
+        commandName: "status", abstract: "Show the store's identity, counts and each peer's last sync.",
+        discussion: """
+            With --check MAX_AGE (e.g. 2h, 1d, 90m), exits 1 when a checked peer has not synced \
+            successfully within MAX_AGE (or never has). The checked peers are those given with \
+            --peer, else every peer with an address (the peers this node pulls from or pushes to).
+            """)
 
     @OptionGroup var options: StoreOptions
+
+    @Option(help: "Exit 1 if a checked peer's last successful pull or push is older than this (90s, 45m, 2h, 1d).")
+    var check: String?
+
+    @Option(name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).")
+    var checkedPeers: [String] = []
+
+    func validate() throws {
+        if let check, AgeText.parse(check) == nil {
+            throw ValidationError("--check '\(check)' is not a duration such as 90s, 45m, 2h or 1d")
+        }
+    }
 
     func run() throws {
         let store = try options.openStore()
@@ -23,5 +41,62 @@ struct StatusCommand: ParsableCommand {
             last seq:   \(status.lastSeq)
 
             """)
+        let peers = try store.peers()
+        let states = try store.peerSyncStates()
+        let now = Int64(store.nowMilliseconds())
+        var freshness: [String: Int64?] = [:]
+        for peer in peers {
+            let mine = states.filter { $0.peer == peer.name }
+            let lastSuccess = mine.compactMap(\.lastSuccessAt).max()
+            freshness[peer.name] = lastSuccess
+            Output.write(Self.describe(peer, mine, lastSuccess: lastSuccess, now: now))
+        }
+        guard let check, let maxAge = AgeText.parse(check) else { return }
+        for name in checkedPeers where !peers.contains(where: { $0.name == name }) {
+            throw StoreError.unknownPeer(name)
+        }
+        let checked = checkedPeers.isEmpty ? peers.filter { $0.address != nil }.map(\.name) : checkedPeers
+        var stale: [String] = []
+        for name in checked {
+            guard let last = freshness[name] ?? nil else {
+                stale.append("\(name) has never synced successfully")
+                continue
+            }
+            let age = (now - last) / 1000
+            if age > maxAge { stale.append("\(name) last synced \(AgeText.describe(seconds: age)) ago") }
+        }
+        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check) }
+    }
+
+    static func describe(_ peer: Peer, _ states: [PeerSyncState], lastSuccess: Int64?, now: Int64) -> String {
+        func when(_ milliseconds: Int64?) -> String {
+            guard let milliseconds else { return "never" }
+            return "\(DateText.iso8601(milliseconds: milliseconds)) "
+                + "(\(AgeText.describe(seconds: (now - milliseconds) / 1000)) ago)"
+        }
+        var lines = ["peer \(peer.name):"]
+        for direction in SyncDirection.allCases {
+            lines.append(
+                "  last \(direction.rawValue):  \(when(states.first { $0.direction == direction }?.lastSuccessAt))")
+        }
+        if let failed = states.filter({ $0.lastError != nil }).max(by: {
+            ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0)
+        }) {
+            lines.append(
+                "  last error: \(when(failed.lastFailureAt)) \(failed.direction.rawValue): \(failed.lastError!)")
+        }
+        lines.append(
+            "  stale:      \(lastSuccess.map { AgeText.describe(seconds: (now - $0) / 1000) } ?? "never synced")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Thrown by `status --check` when a peer is staler than allowed, so monitoring sees exit 1.
+struct StalePeers: Error, CustomStringConvertible {
+    var problems: [String]
+    var maxAge: String
+    var description: String {
+        "stale backup (older than \(maxAge)): " + problems.joined(separator: "; ")
+            + "; see each peer's last error above, check the cron job and the network, then run `hp-sync pull PEER`"
     }
 }

@@ -6,12 +6,17 @@ import HPSyncStore
 
 /// The exit codes of `hp-sync`, following sysexits.h so scripts and cron can tell failures apart.
 ///
+/// Codes below 64 mean the command did its work and has something to report; 64 and above mean
+/// it failed. The values are a public interface (cron wrappers, monitoring): never renumber one.
 /// Every error a command throws goes through `ExitStatus.of(_:)`; add new error types there.
-public enum ExitStatus: Int32, Sendable {
+public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Success.
     case ok = 0
-    /// `verify` found problems (the store is readable but not clean).
+    /// A check found problems: `verify` (the store is readable but not clean) or
+    /// `status --check` (a peer's last successful sync is older than allowed).
     case verifyFoundProblems = 1
+    /// A sync completed, but some records were refused (listed on stderr); they are retried next run.
+    case completedWithWarnings = 3
     /// EX_USAGE: the command line was wrong (unknown option, missing argument, bad value).
     case usage = 64
     /// EX_DATAERR: input data was wrong: a malformed or unknown key, a non-image file, a bad import.
@@ -32,6 +37,43 @@ public enum ExitStatus: Int32, Sendable {
     case protocolError = 76
     /// EX_NOPERM: a peer refused us, or we refused it (permission or authentication).
     case permissionDenied = 77
+    /// Another pull, push or sync holds this store's lock; the message names its PID.
+    case locked = 79
+    /// A safety guard refused the run (e.g. a pull that would delete most of the backup); nothing
+    /// was applied, and the message says how to override.
+    case refusedByGuard = 80
+
+    /// One line for the exit-code table (`hp-sync exit-codes` and the README).
+    public var meaning: String {
+        switch self {
+        case .ok: return "success"
+        case .verifyFoundProblems:
+            return "a check found problems: `verify` (listed on stdout) or `status --check` (a stale peer)"
+        case .completedWithWarnings:
+            return "sync completed with warnings: some records were refused (listed on stderr), the rest applied"
+        case .usage: return "usage error: unknown option, bad value, unknown peer name or address"
+        case .dataError: return "bad input data: malformed or unknown key, non-image file, bad import file"
+        case .noInput: return "missing input: no store here, missing file or folder"
+        case .unavailable: return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering"
+        case .software: return "internal error or damaged database (please report it; run `hp-sync verify`)"
+        case .cannotCreate: return "cannot create: the store or an output file exists or cannot be written"
+        case .ioError: return "local store or disk error reading or writing the store"
+        case .temporaryFailure: return "temporary failure: store busy, server busy or shutting down; try again later"
+        case .protocolError:
+            return "protocol or version mismatch: the peer broke the protocol or speaks no common version"
+        case .permissionDenied:
+            return "authentication or authorization refused: untrusted server, unknown client, read-only peer "
+                + "pushing, node ID mismatch, insecure key file"
+        case .locked: return "locked: another pull/push/sync holds the store's lock (its PID is named); try later"
+        case .refusedByGuard:
+            return "refused by a safety guard (mass deletion); nothing applied; override with `--allow-mass-delete`"
+        }
+    }
+
+    /// The table as `hp-sync exit-codes` prints it and the README shows it.
+    public static var markdownTable: String {
+        "| code | meaning |\n|---|---|\n" + allCases.map { "| \($0.rawValue) | \($0.meaning) |\n" }.joined()
+    }
 
     /// The exit status for an error of hp-sync's own modules, or nil for anything else (argument
     /// parser errors are usage errors; `HPSyncCommand.report` decides the rest).
@@ -44,15 +86,22 @@ public enum ExitStatus: Int32, Sendable {
         case let error as CommandFailure: return error.status
         case let error as TLSError: return of(error)
         case let error as SyncError: return of(error)
+        // A peer that vanishes mid-frame (killed, cable pulled) is unreachable, not a liar.
+        case ProtocolError.prematureEOF: return .unavailable
         case is ProtocolError: return .protocolError
         case let error as ConnectError: return of(error)
+        case let error as InterruptedRun: return of(error.underlying)
+        case let error as SyncLockError: if case .held = error { return .locked } else { return .ioError }
+        case is MassDeleteRefused: return .refusedByGuard
+        case is CompletedWithWarnings: return .completedWithWarnings
+        case is StalePeers: return .verifyFoundProblems
         default: return nil
         }
     }
 
     static func of(_ error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage: return .noInput
+        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash: return .noInput
         case .storeExists, .cannotCreate: return .cannotCreate
         case .io: return .ioError
         case .busy: return .temporaryFailure
@@ -97,6 +146,7 @@ extension ExitStatus {
             case .busy, .shuttingDown, .internalError: return .temporaryFailure
             case .incompatibleVersion, .protocolViolation, .limit, .badData, .unspecified: return .protocolError
             }
+        case .protocolViolation(.prematureEOF): return .unavailable
         case .protocolViolation, .imageDigestMismatch, .imageTooLarge: return .protocolError
         case .nodeIDMismatch: return .permissionDenied
         }
@@ -123,4 +173,13 @@ struct VerifyFoundProblems: Error, CustomStringConvertible {
 struct CommandFailure: Error, CustomStringConvertible {
     var status: ExitStatus
     var description: String
+}
+
+/// Thrown after a sync printed its results when some records were refused, so the process exits 3.
+struct CompletedWithWarnings: Error, CustomStringConvertible {
+    var refused: Int
+    var description: String {
+        "\(refused) record\(refused == 1 ? " was" : "s were") refused (listed above), everything else was applied; "
+            + "fix what each line says, the next run retries them"
+    }
 }

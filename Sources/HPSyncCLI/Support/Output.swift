@@ -21,6 +21,10 @@ enum Output {
         writeBytes(Array("hp-sync: error: \(text)\n".utf8), to: STDERR_FILENO)
     }
 
+    static func warning(_ text: String) {
+        writeBytes(Array("hp-sync: warning: \(text)\n".utf8), to: STDERR_FILENO)
+    }
+
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
         let handle = fd == STDERR_FILENO ? FileHandle.standardError : FileHandle.standardOutput
         try? handle.write(contentsOf: bytes)

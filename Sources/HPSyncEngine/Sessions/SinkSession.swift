@@ -12,6 +12,7 @@ final class SinkSession {
         var dryRun = false
         /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
         var checkpoint: (store: StoreID, direction: SyncDirection)?
+        var progress: SyncProgressHandler?
     }
 
     private let channel: any MessageChannel
@@ -37,6 +38,7 @@ final class SinkSession {
             let page = try receivePage()
             try handle(page, report: &report)
             try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts))
+            reportProgress(report)
             if machine.pageApplied() { return }
         }
     }
@@ -253,11 +255,16 @@ final class SinkSession {
             staged.append(image)
             report.imagesTransferred += 1
             report.imageBytes += header.size
+            reportProgress(report)
             return image
         } catch {
             staging.abort()
             throw error
         }
+    }
+
+    private func reportProgress(_ report: SyncReport) {
+        options.progress?(SyncProgress(report, bytes: channel.bytesSent + channel.bytesReceived))
     }
 
     private func discardStaged() {

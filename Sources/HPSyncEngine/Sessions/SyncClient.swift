@@ -10,10 +10,12 @@ public final class SyncClient {
     public struct Options: Sendable {
         public var dryRun = false
         public var software = "hp-sync \(HPSyncVersion.current)"
+        /// Called after each page and image; nil for none.
+        public var progress: SyncProgressHandler?
         public init() {}
     }
 
-    private let store: Store
+    let store: Store
     private let logger: Logger
 
     public init(store: Store, logger: Logger) {
@@ -36,6 +38,7 @@ public final class SyncClient {
         var sinkOptions = SinkSession.Options()
         sinkOptions.dryRun = options.dryRun
         sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
+        sinkOptions.progress = options.progress
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try sink.run(into: &report)
         report.peerCounts = try receiveDone(channel)
@@ -62,6 +65,7 @@ public final class SyncClient {
         var serverCounts = ChangeCounts()
         try source.run(since: since, into: &report) { through, counts in
             serverCounts = counts
+            options.progress?(SyncProgress(pushed: counts, bytes: channel.bytesSent + channel.bytesReceived))
             if !options.dryRun {
                 try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: through))
             }

@@ -51,6 +51,36 @@ enum StoreMigrations {
                 t.column("tempName", .text).notNull()
             }
         }
+        // Per peer and direction: when the last run succeeded or failed, for `status` and
+        // `status --check`. Keyed by peer name; rows of removed peers are ignored.
+        migrator.registerMigration("v2-peer-sync") { db in
+            try db.create(table: "peerSync") { t in
+                t.column("peerName", .text).notNull()
+                t.column("direction", .text).notNull().check { ["pull", "push"].contains($0) }
+                t.column("lastSuccessAt", .integer)
+                t.column("lastFailureAt", .integer)
+                t.column("lastError", .text)
+                t.primaryKey(["peerName", "direction"])
+            }
+        }
+        // Versions a pull deleted or overwrote, kept for a retention period (`hp-sync trash`).
+        // Their images are hard links in trash/<SHA-256 hex>, shared by rows with one digest.
+        migrator.registerMigration("v3-trash") { db in
+            try db.create(table: "trash") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("key", .text).notNull().indexed()
+                t.column("name", .text).notNull()
+                t.column("serialNumber", .text)
+                t.column("valueInDollars", .integer).notNull()
+                t.column("dateCreated", .integer).notNull()
+                t.column("imageDigest", .blob)
+                t.column("imageSize", .integer)
+                t.column("stamp", .integer).notNull()
+                t.column("origin", .blob).notNull()
+                t.column("reason", .text).notNull().check { ["deleted", "overwritten"].contains($0) }
+                t.column("trashedAt", .integer).notNull().indexed()
+            }
+        }
         return migrator
     }
 

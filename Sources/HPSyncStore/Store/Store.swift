@@ -17,6 +17,8 @@ public final class Store: Sendable {
     let images: ImageDirectory
     private let currentNodeID: Locked<NodeID>
     let hooks = Locked(TestHooks())
+    /// When set, versions that applied remote records replace go to the trash (see Store+Trash).
+    let keepsReplacedVersions = Locked(false)
 
     static let databaseName = "store.sqlite"
 

@@ -30,6 +30,7 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case invalidImport(String)
     case missingImportFile(path: String)
     case missingImportImage(ItemKey, directory: String)
+    case notInTrash(String)
 
     public var description: String {
         switch self {
@@ -91,6 +92,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "cannot import: \(reason); check that the file was written by `hp-sync export`"
         case .missingImportFile(let path):
             return "cannot read \(path); check the path of the file to import"
+        case .notInTrash(let what):
+            return "nothing in the trash for \(Self.clip(what)); see `hp-sync trash list`"
         case .missingImportImage(let key, let directory):
             return "the image of item \(key) is not in \(directory) (expected \(directory)/\(key)); "
                 + "pass --images with the directory used at export"

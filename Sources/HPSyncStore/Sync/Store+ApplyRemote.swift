@@ -39,6 +39,7 @@ extension Store {
         var journaled: [(key: ItemKey, temp: String)] = []
         var superseded: [String] = []
         var unlinkKeys: [ItemKey] = []
+        let keepReplaced = keepsReplacedVersions.get()
         try write { db in
             var changeClock = try ChangeClock(db, now: now)
             var journaledHere: [(key: ItemKey, temp: String)] = []
@@ -67,6 +68,7 @@ extension Store {
                     continue
                 }
                 let localLive = local.map { !$0.deleted } ?? false
+                if keepReplaced, localLive, let local { try trash(db, local, deleted: item.deleted, now: now) }
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
                         if let old = try journal(db, key: key, tempName: temp) { supersededHere.append(old) }

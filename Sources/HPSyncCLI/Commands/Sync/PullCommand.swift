@@ -3,13 +3,19 @@ import ArgumentParser
 /// `hp-sync pull PEER`: receive the peer's changes.
 struct PullCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "pull", abstract: "Receive a peer's changes (items, images, deletions) into this store.")
+        commandName: "pull", abstract: "Receive a peer's changes (items, images, deletions) into this store.",
+        discussion: """
+            Only one pull, push or sync runs per store at a time; another exits at once with code 79. \
+            A pull that would delete most of this store is refused with code 80 before anything is \
+            applied. See `hp-sync exit-codes`.
+            """)
 
     @OptionGroup var options: StoreOptions
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        let runner = try SyncRunner(storeOptions: options, syncOptions: sync)
-        try SyncReportPrinter.print([try runner.pull(sync)], options: sync)
+        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+            try SyncReportPrinter.print([try runner.pull()], options: sync)
+        }
     }
 }

@@ -9,7 +9,8 @@ struct PushCommand: ParsableCommand {
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        let runner = try SyncRunner(storeOptions: options, syncOptions: sync)
-        try SyncReportPrinter.print([try runner.push(sync)], options: sync)
+        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+            try SyncReportPrinter.print([try runner.push()], options: sync)
+        }
     }
 }

@@ -9,9 +9,10 @@ struct SyncCommand: ParsableCommand {
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        let runner = try SyncRunner(storeOptions: options, syncOptions: sync)
-        let pulled = try runner.pull(sync)
-        let pushed = try runner.push(sync)
-        try SyncReportPrinter.print([pulled, pushed], options: sync)
+        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+            let pulled = try runner.pull()
+            let pushed = try runner.push()
+            try SyncReportPrinter.print([pulled, pushed], options: sync)
+        }
     }
 }

@@ -14,15 +14,62 @@ struct SyncCommandOptions: ParsableArguments {
     @Flag(help: "Print the change set as JSON (keys per category) instead of a summary line.")
     var json = false
 
+    @Flag(
+        name: [.customShort("q"), .long],
+        help: "Print only errors and warnings (for cron): no summary line, no progress. --json still prints.")
+    var quiet = false
+
     @Option(help: "Seconds to wait for the connection and TLS handshake.")
     var connectTimeout: Int = 10
 
     @Option(help: "Seconds to wait for the peer before giving up on a silent connection.")
     var idleTimeout: Int = 60
 
+    @Option(
+        help: """
+            Retry a refused or dropped connection (peer down, cut, busy or restarting) up to N times, \
+            waiting 1 s, 2 s, 4 s ... (at most 60 s) between tries; each retry resumes from the last \
+            committed page. Authentication, protocol and guard errors are never retried.
+            """)
+    var retries: Int = 0
+
+    @Option(help: ArgumentHelp("Seconds before the first retry (doubles each time).", visibility: .hidden))
+    var retryDelay: Double = 1
+
+    @Flag(help: "Let a pull delete more than the mass-deletion guard allows (see --max-delete).")
+    var allowMassDelete = false
+
+    @Option(
+        help: """
+            Refuse a pull that would delete more than N items here. Without it, a pull is refused \
+            when it would delete more than 10 items and more than half of the live items.
+            """)
+    var maxDelete: Int?
+
+    @Option(
+        help: """
+            Keep the versions a pull deletes or overwrites in the trash for this long (30d, 12h; 0 \
+            keeps none); see `hp-sync trash`. Older trash is purged after each pull.
+            """)
+    var keepDeleted = "30d"
+
+    /// The trash retention in milliseconds; 0 keeps nothing.
+    var keepDeletedMilliseconds: Int64 {
+        keepDeleted == "0" ? 0 : (AgeText.parse(keepDeleted) ?? 0) * 1000
+    }
+
     func validate() throws {
+        if keepDeleted != "0", AgeText.parse(keepDeleted) == nil {
+            throw ValidationError("--keep-deleted '\(keepDeleted)' is not a duration such as 30d, 12h or 0")
+        }
         guard connectTimeout > 0, idleTimeout > 0 else {
             throw ValidationError("--connect-timeout and --idle-timeout must be positive seconds")
+        }
+        guard retries >= 0, retries <= 100 else { throw ValidationError("--retries must be 0 to 100") }
+        guard retryDelay >= 0 else { throw ValidationError("--retry-delay must not be negative") }
+        if let maxDelete, maxDelete < 0 { throw ValidationError("--max-delete must not be negative") }
+        if allowMassDelete, maxDelete != nil {
+            throw ValidationError("--allow-mass-delete turns the guard off; do not combine it with --max-delete")
         }
     }
 
@@ -39,35 +86,12 @@ struct SyncCommandOptions: ParsableArguments {
         options.dryRun = dryRun
         return options
     }
-}
 
-/// Runs one client session: resolve the peer, connect with pinning, pull or push.
-struct SyncRunner {
-    let store: Store
-    let connector: Connector
-    let client: SyncClient
-    let target: Connector.Target
-
-    init(storeOptions: StoreOptions, syncOptions: SyncCommandOptions) throws {
-        let logger = storeOptions.makeLogger()
-        store = try storeOptions.openStore()
-        let identity = try storeOptions.loadIdentity()
-        connector = Connector(store: store, identity: identity, timeouts: syncOptions.timeouts, logger: logger)
-        client = SyncClient(store: store, logger: logger)
-        target = try connector.resolve(syncOptions.peer)
+    var massDeleteGuard: MassDeleteGuard? {
+        allowMassDelete ? nil : MassDeleteGuard(maxDelete: maxDelete)
     }
 
-    func pull(_ options: SyncCommandOptions) throws -> SyncReport {
-        let connection = try connector.connect(target)
-        return try client.pull(
-            over: FramedChannel(stream: connection), serverNodeID: target.nodeID, peerName: target.name,
-            options: options.clientOptions)
-    }
-
-    func push(_ options: SyncCommandOptions) throws -> SyncReport {
-        let connection = try connector.connect(target)
-        return try client.push(
-            over: FramedChannel(stream: connection), serverNodeID: target.nodeID, peerName: target.name,
-            options: options.clientOptions)
+    var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
     }
 }

@@ -69,11 +69,13 @@ enum SyncReportPrinter {
         }
         if options.json {
             Output.write(try json(reports))
-            return
+        } else if !options.quiet || options.dryRun {
+            for report in reports {
+                if report.dryRun { Output.write(listing(report)) }
+                Output.write(summary(report) + "\n")
+            }
         }
-        for report in reports {
-            if report.dryRun { Output.write(listing(report)) }
-            Output.write(summary(report) + "\n")
-        }
+        let refused = reports.reduce(0) { $0 + $1.refused.count }
+        if refused > 0 { throw CompletedWithWarnings(refused: refused) }
     }
 }

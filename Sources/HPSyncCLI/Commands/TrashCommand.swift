@@ -1,0 +1,83 @@
+import ArgumentParser
+import HPSyncStore
+
+/// `hp-sync trash list|restore|purge`: the versions pulls deleted or overwrote.
+struct TrashCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trash", abstract: "Versions that pulls deleted or overwrote, kept for --keep-deleted.",
+        discussion: """
+            Each pull keeps the local versions it deletes or overwrites (with their images) for \
+            `pull --keep-deleted` (default 30 days). `trash restore KEY` brings one back as a new \
+            local edit, which the next sync sends on like any other change.
+            """,
+        subcommands: [TrashListCommand.self, TrashRestoreCommand.self, TrashPurgeCommand.self])
+}
+
+/// `hp-sync trash list [KEY]`.
+struct TrashListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the trash, newest first.")
+
+    @OptionGroup var options: StoreOptions
+    @Argument(help: "Only this item's versions (a key or a unique prefix of 4+ characters).") var key: String?
+
+    func run() throws {
+        let store = try options.openStore()
+        let itemKey = try key.map { try Self.key($0, in: store) }
+        let entries = try store.trashEntries(key: itemKey)
+        guard !entries.isEmpty else { return }
+        var rows = [["ID", "KEY", "REASON", "TRASHED", "NAME", "VALUE", "IMAGE"]]
+        for entry in entries {
+            rows.append([
+                "\(entry.id)", entry.key.rawValue, entry.reason.rawValue,
+                DateText.iso8601(milliseconds: entry.trashedAt), entry.name, "\(entry.valueInDollars)",
+                entry.image.map { "\($0.size) bytes" } ?? "-",
+            ])
+        }
+        Output.write(Output.table(rows))
+    }
+
+    /// A full key (the item may be deleted), else a unique prefix of a live item.
+    static func key(_ text: String, in store: Store) throws -> ItemKey {
+        if let key = try? ItemKey(text) { return key }
+        return try store.resolve(prefix: text)
+    }
+}
+
+/// `hp-sync trash restore KEY [--id N]`.
+struct TrashRestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore", abstract: "Restore a trashed version as a new local edit (the newest, or --id).")
+
+    @OptionGroup var options: StoreOptions
+    @Argument(help: "The item's key (or a unique prefix of 4+ characters).") var key: String
+    @Option(help: "The trash entry to restore (see `hp-sync trash list KEY`).") var id: Int64?
+
+    func run() throws {
+        let store = try options.openStore()
+        let itemKey = try TrashListCommand.key(key, in: store)
+        let item = try store.restoreFromTrash(key: itemKey, id: id)
+        Output.write("restored \(item.key) (\(item.name)) as version \(item.version)\n")
+    }
+}
+
+/// `hp-sync trash purge [--older-than D]`.
+struct TrashPurgeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Delete trash entries for good (all, or those older than --older-than).")
+
+    @OptionGroup var options: StoreOptions
+    @Option(help: "Only entries trashed longer ago than this (30d, 12h).") var olderThan: String?
+
+    func validate() throws {
+        if let olderThan, AgeText.parse(olderThan) == nil {
+            throw ValidationError("--older-than '\(olderThan)' is not a duration such as 30d or 12h")
+        }
+    }
+
+    func run() throws {
+        let store = try options.openStore()
+        let age = olderThan.flatMap(AgeText.parse).map { $0 * 1000 } ?? -1
+        let removed = try store.purgeTrash(olderThanMilliseconds: age)
+        Output.write("purged \(removed) trash entr\(removed == 1 ? "y" : "ies")\n")
+    }
+}

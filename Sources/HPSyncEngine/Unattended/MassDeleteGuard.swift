@@ -1,0 +1,50 @@
+/// Refuses a pull that would delete most of this store: the classic way a backup dies is a
+/// source that suddenly looks empty (an `rm` of everything, a bad restore, a wrong disk).
+///
+/// The rule: a pull is refused when it would delete more than `maxDelete` live items (when set),
+/// or more than half of the live items once more than `floor` items would go. The floor keeps
+/// small inventories usable: deleting 1 of 1 item (or 10 of 12) is ordinary editing.
+public struct MassDeleteGuard: Sendable, Equatable {
+    /// An absolute cap on deletions per pull, whatever the store's size; nil for none.
+    public var maxDelete: Int?
+    /// Deletions up to this many never trip the fraction rule.
+    public var floor = 10
+    /// The share of live items a pull may delete once past the floor.
+    public var maxFraction = 0.5
+
+    public init(maxDelete: Int? = nil) {
+        self.maxDelete = maxDelete
+    }
+
+    /// Why `deleting` of `liveItems` is too many, or nil when it is acceptable.
+    public func violation(deleting: Int, liveItems: Int) -> String? {
+        if let maxDelete, deleting > maxDelete {
+            return "more than --max-delete \(maxDelete)"
+        }
+        if deleting > floor, Double(deleting) > maxFraction * Double(liveItems) {
+            return "more than \(Int(maxFraction * 100))% of the \(liveItems) live items"
+        }
+        return nil
+    }
+
+    /// Throws `MassDeleteRefused` when the guard trips.
+    public func check(deleting: Int, liveItems: Int, peer: String) throws {
+        if let reason = violation(deleting: deleting, liveItems: liveItems) {
+            throw MassDeleteRefused(peer: peer, deleting: deleting, liveItems: liveItems, reason: reason)
+        }
+    }
+}
+
+/// A pull the mass-deletion guard stopped before anything was applied.
+public struct MassDeleteRefused: Error, CustomStringConvertible, Equatable {
+    public var peer: String
+    public var deleting: Int
+    public var liveItems: Int
+    public var reason: String
+
+    public var description: String {
+        "refused to pull from \(peer): it would delete \(deleting) of \(liveItems) live items here "
+            + "(\(reason)); nothing was applied. If the deletions on \(peer) are intended, check them with "
+            + "`hp-sync pull \(peer) --dry-run`, then run `hp-sync pull \(peer) --allow-mass-delete`"
+    }
+}

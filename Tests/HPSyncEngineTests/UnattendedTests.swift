@@ -1,0 +1,211 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Synchronization
+import Testing
+
+@testable import HPSyncEngine
+
+/// Opens one in-memory session per call (each served by its own `ServerSession` thread), for
+/// client code that connects more than once: the guarded pull and retries.
+final class Dialer: @unchecked Sendable {
+    private let server: TestNode
+    private let client: TestNode
+    private let wrap: @Sendable (Int, any ByteStream) -> any ByteStream
+    private let sessions = Mutex<[(PipeStream, DispatchSemaphore)]>([])
+
+    init(
+        _ client: TestNode, to server: TestNode,
+        wrap: @escaping @Sendable (Int, any ByteStream) -> any ByteStream = { $1 }
+    ) {
+        self.client = client
+        self.server = server
+        self.wrap = wrap
+    }
+
+    var count: Int { sessions.withLock { $0.count } }
+
+    func connect() -> any MessageChannel {
+        let (clientEnd, serverEnd) = PipeStream.pair()
+        let done = DispatchSemaphore(value: 0)
+        let (store, clientID) = (server.store, client.nodeID)
+        Thread.detachNewThread {
+            ServerSession(store: store, logger: quietLogger).serve(
+                FramedChannel(stream: serverEnd), certificateNodeID: clientID)
+            done.signal()
+        }
+        let attempt = sessions.withLock {
+            $0.append((clientEnd, done))
+            return $0.count
+        }
+        return FramedChannel(stream: wrap(attempt, clientEnd))
+    }
+
+    /// Closes every client end and waits for the server threads.
+    func finish() {
+        for (end, done) in sessions.withLock({ $0 }) {
+            end.close()
+            done.wait()
+        }
+    }
+}
+
+@Suite struct MassDeleteGuardTests {
+    @Test func theFractionRuleAppliesOnlyAboveTheFloor() {
+        let rule = MassDeleteGuard()
+        #expect(rule.violation(deleting: 1, liveItems: 1) == nil, "deleting 1 of 1 item is ordinary editing")
+        #expect(rule.violation(deleting: 10, liveItems: 10) == nil, "at the floor")
+        #expect(rule.violation(deleting: 11, liveItems: 11) != nil)
+        #expect(rule.violation(deleting: 11, liveItems: 22) == nil, "exactly half is allowed")
+        #expect(rule.violation(deleting: 12, liveItems: 22) != nil)
+        #expect(rule.violation(deleting: 400, liveItems: 1000) == nil)
+    }
+
+    @Test func anAbsoluteCapAppliesWhateverTheSize() {
+        let rule = MassDeleteGuard(maxDelete: 3)
+        #expect(rule.violation(deleting: 3, liveItems: 1000) == nil)
+        #expect(rule.violation(deleting: 4, liveItems: 1000)?.contains("--max-delete 3") == true)
+        #expect(MassDeleteGuard(maxDelete: 0).violation(deleting: 1, liveItems: 1) != nil)
+    }
+
+    @Test func aRefusedPullAppliesNothing() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        var keys: [ItemKey] = []
+        for i in 0..<14 { keys.append(try a.add("item \(i)").key) }
+        try Sync.pull(b, from: a)
+        try a.add("new one")
+        _ = try a.store.delete(keys)
+        let dialer = Dialer(b, to: a)
+        defer { dialer.finish() }
+        let client = SyncClient(store: b.store, logger: quietLogger)
+        #expect(throws: MassDeleteRefused.self) {
+            try client.pull(
+                connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        }
+        #expect(dialer.count == 1, "refused after the preview, before a second session")
+        #expect(try b.store.status().items == 14)
+        #expect(try b.store.status().tombstones == 0)
+        #expect(try b.store.item(keys[0])?.deleted == false, "not even the first page was applied")
+
+        let allowed = try client.pull(connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: nil)
+        #expect(allowed.deleted.count == 14)
+        #expect(allowed.inserted.count == 1)
+        #expect(try b.snapshot() == a.snapshot())
+    }
+
+    @Test func aNoOpPullIsOneSessionAndAnEmptyStoreSkipsThePreview() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        for i in 0..<5 { try a.add("item \(i)") }
+        let dialer = Dialer(b, to: a)
+        defer { dialer.finish() }
+        let client = SyncClient(store: b.store, logger: quietLogger)
+        let first = try client.pull(
+            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        #expect(first.inserted.count == 5)
+        #expect(dialer.count == 1, "nothing here to delete: no preview")
+        let again = try client.pull(
+            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        #expect(again.manifestEntries == 0)
+        #expect(again.dryRun == false)
+        #expect(dialer.count == 2, "the preview found nothing, so no second session")
+        try a.add("more")
+        let third = try client.pull(
+            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        #expect(third.inserted.count == 1)
+        #expect(dialer.count == 4)
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    @Test func delaysDoubleUpToTheCap() {
+        let policy = RetryPolicy(retries: 10, initialDelay: .seconds(1), maxDelay: .seconds(10))
+        #expect((1...6).map { policy.delay(beforeRetry: $0) } == [1, 2, 4, 8, 10, 10].map { Duration.seconds($0) })
+    }
+
+    @Test func onlyFailuresThatMayPassAreRetried() {
+        #expect(RetryPolicy.isRetryable(TLSError.connectFailed(address: "x", reason: "refused")))
+        #expect(RetryPolicy.isRetryable(TLSError.timedOut(operation: "read", after: .seconds(1), peer: "x")))
+        #expect(RetryPolicy.isRetryable(ProtocolError.prematureEOF(expected: "Records")))
+        #expect(RetryPolicy.isRetryable(SyncError.refusedByPeer(PeerErrorMessage(code: .busy, message: "busy"))))
+        #expect(
+            RetryPolicy.isRetryable(SyncError.refusedByPeer(PeerErrorMessage(code: .shuttingDown, message: "bye"))))
+        #expect(
+            !RetryPolicy.isRetryable(SyncError.refusedByPeer(PeerErrorMessage(code: .notAuthorized, message: "no"))))
+        #expect(!RetryPolicy.isRetryable(TLSError.handshakeFailed(peer: "x", queue: "")))
+        #expect(!RetryPolicy.isRetryable(ProtocolError.unknownFrameType(9)))
+        #expect(!RetryPolicy.isRetryable(MassDeleteRefused(peer: "a", deleting: 20, liveItems: 20, reason: "")))
+    }
+
+    @Test func runStopsAtTheFirstSuccessOrAPermanentFailure() throws {
+        var waits: [Duration] = []
+        let policy = RetryPolicy(retries: 3)
+        var calls = 0
+        let value = try policy.run(logger: quietLogger, sleep: { waits.append($0) }) { attempt in
+            calls += 1
+            if attempt < 3 { throw TLSError.connectFailed(address: "x", reason: "refused") }
+            return attempt
+        }
+        #expect(value == 3)
+        #expect(waits == [.seconds(1), .seconds(2)])
+        calls = 0
+        #expect(throws: TLSError.self) {
+            try policy.run(logger: quietLogger, sleep: { _ in }) { _ in
+                calls += 1
+                throw TLSError.handshakeFailed(peer: "x", queue: "")
+            }
+        }
+        #expect(calls == 1)
+        calls = 0
+        #expect(throws: TLSError.self) {
+            try RetryPolicy(retries: 2).run(logger: quietLogger, sleep: { _ in }) { _ in
+                calls += 1
+                throw TLSError.connectFailed(address: "x", reason: "refused")
+            }
+        }
+        #expect(calls == 3)
+    }
+
+    @Test func aDroppedPullIsRetriedAndResumesFromTheCheckpoint() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        for i in 0..<2_500 { try a.add("item \(i)") }
+        let dialer = Dialer(b, to: a) { attempt, stream in
+            attempt == 1 ? CuttingStream(stream, cutAfterReading: 300_000) : stream
+        }
+        defer { dialer.finish() }
+        let client = SyncClient(store: b.store, logger: quietLogger)
+        let report = try RetryPolicy(retries: 2).run(logger: quietLogger, sleep: { _ in }) { _ in
+            try client.pull(over: dialer.connect(), serverNodeID: a.nodeID, peerName: "a")
+        }
+        #expect(dialer.count == 2)
+        #expect(report.manifestEntries <= 1_500, "the retry resumed from the checkpoint")
+        #expect(try b.snapshot() == a.snapshot())
+    }
+
+    @Test func progressIsReportedPerPageAndImage() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        for i in 0..<3 { try a.add("item \(i)", image: jpeg(UInt8(i))) }
+        let seen = Mutex<[SyncProgress]>([])
+        var options = SyncClient.Options()
+        options.progress = { progress in seen.withLock { $0.append(progress) } }
+        _ = try Sync.session(b, a, .pipe) { channel in
+            try SyncClient(store: b.store, logger: quietLogger).pull(
+                over: channel, serverNodeID: a.nodeID, peerName: "a", options: options)
+        } wrap: {
+            $0
+        }
+        let updates = seen.withLock { $0 }
+        #expect(updates.count == 4, "three images, one page")
+        #expect(updates.last?.items == 3)
+        #expect(updates.last?.images == 3)
+        #expect((updates.last?.bytes ?? 0) > 9000)
+    }
+}

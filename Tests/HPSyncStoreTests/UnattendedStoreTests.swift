@@ -1,0 +1,54 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncStore
+import Testing
+
+@Suite struct SyncLockTests {
+    @Test func aSecondHolderIsRefusedWithThePIDUntilTheFirstReleases() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-lock-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try SyncLock.acquire(storeDirectory: directory)
+        #expect(
+            try String(contentsOf: first.url, encoding: .utf8) == "\(ProcessInfo.processInfo.processIdentifier)\n")
+        // flock locks belong to the open file description, so a second open in-process conflicts too.
+        #expect(throws: SyncLockError.held(path: first.url.path, pid: ProcessInfo.processInfo.processIdentifier)) {
+            try SyncLock.acquire(storeDirectory: directory)
+        }
+        first.release()
+        let second = try SyncLock.acquire(storeDirectory: directory)
+        second.release()
+    }
+
+    @Test func aMissingStoreDirectoryIsNotReportedAsLocked() {
+        let missing = URL(fileURLWithPath: "/nonexistent-\(UUID())")
+        #expect(throws: SyncLockError.self) { try SyncLock.acquire(storeDirectory: missing) }
+        do {
+            _ = try SyncLock.acquire(storeDirectory: missing)
+        } catch SyncLockError.cannotOpen {
+        } catch {
+            Issue.record("expected cannotOpen, got \(error)")
+        }
+    }
+}
+
+@Suite struct PeerSyncStateTests {
+    @Test func successClearsTheErrorAndRemovedPeersAreHidden() throws {
+        let dir = TempDirectory()
+        let clock = ManualClock()
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        try store.addPeer(Peer(name: "nas", nodeID: Fixtures.nodeB, permission: .read))
+        try store.recordSyncFailure(peer: "nas", direction: .pull, message: "connection refused")
+        var states = try store.peerSyncStates()
+        #expect(states.count == 1)
+        #expect(states[0].lastError == "connection refused")
+        #expect(states[0].lastSuccessAt == nil)
+        try store.recordSyncSuccess(peer: "nas", direction: .pull)
+        states = try store.peerSyncStates()
+        #expect(states[0].lastError == nil)
+        #expect(states[0].lastSuccessAt == Int64(clock.nowMilliseconds()))
+        #expect(states[0].lastFailureAt != nil)
+        try store.removePeer(named: "nas")
+        #expect(try store.peerSyncStates().isEmpty)
+    }
+}
