@@ -65,6 +65,23 @@ struct ImageSafetyTests {
         #expect(try reopened.verify(repair: false).isClean)
     }
 
+    /// The full orphan check reads every item with an image, so opening runs it at most daily,
+    /// or whenever a stale temporary shows an interrupted write; `verify --repair` always does.
+    @Test func openSweepsOrphansDailyOrWhenTemporariesAreStale() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        _ = try Fixtures.reopen(store)  // first open: sweeps, and marks the day
+        _ = dir.file("store/images/stray", [1, 2, 3])
+        _ = try Fixtures.reopen(store)
+        #expect(Fixtures.imageFiles(store).count == 1, "not due again within the day")
+        _ = dir.file("store/images/.tmp-interrupted", [1])
+        _ = try Fixtures.reopen(store)
+        #expect(Fixtures.imageFiles(store).isEmpty, "a stale temporary triggers the full sweep")
+        _ = dir.file("store/images/stray", [1, 2, 3])
+        #expect(try store.verify(repair: true).isClean)
+        #expect(Fixtures.imageFiles(store).isEmpty)
+    }
+
     @Test func sweepOnlyTouchesOldFiles() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir, configuration: StoreConfiguration(sweepAgeSeconds: 3600))

@@ -109,6 +109,23 @@ extension Store {
         }
     }
 
+    /// The sweep every open does: cheap unless there is something to sweep. The full orphan
+    /// check reads every item that has an image, so it runs when stale temporaries are present
+    /// or at most once a day (marker file `.last-sweep` beside the database); `verify --repair`
+    /// always runs it.
+    func sweepIfDue(now: Date = Date()) throws {
+        let listing = try images.listing()
+        let staleTemps = listing.contains {
+            $0.name.hasPrefix(ImageDirectory.tempPrefix) && $0.age >= configuration.sweepAgeSeconds
+        }
+        let marker = directory.appendingPathComponent(".last-sweep")
+        let lastSweep = (try? FileManager.default.attributesOfItem(atPath: marker.path)[.modificationDate]) as? Date
+        let due = lastSweep.map { now.timeIntervalSince($0) > 86_400 || $0 > now } ?? true
+        guard staleTemps || due else { return }
+        try sweep(olderThan: configuration.sweepAgeSeconds)
+        if due { _ = FileManager.default.createFile(atPath: marker.path, contents: Data()) }
+    }
+
     /// Deletes orphans and stale temporaries older than `age` seconds; younger ones may belong
     /// to another process's write in flight. Returns the names removed.
     @discardableResult

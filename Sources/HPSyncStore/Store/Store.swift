@@ -100,7 +100,7 @@ public final class Store: Sendable {
             directory: directory, database: pool, meta: meta, configuration: configuration, clock: clock,
             logger: logger)
         try store.rollForwardPendingImages()
-        try store.sweep(olderThan: configuration.sweepAgeSeconds)
+        try store.sweepIfDue()
         return store
     }
 
