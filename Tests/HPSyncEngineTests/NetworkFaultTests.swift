@@ -30,7 +30,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
 
 /// Client and server talk through a `FaultProxy`: every fault ends in a clear error, nothing
 /// half-applied, and the next run through a healthy network finishes the job.
-@Suite(.serialized) struct NetworkFaultTests {
+@Suite struct NetworkFaultTests {
     /// Server timeouts short enough that a stalled peer is dropped quickly.
     static let timeouts = TLSTimeouts(connect: .seconds(5), handshake: .seconds(2), idle: .seconds(2))
 
