@@ -95,11 +95,19 @@ let package = Package(
         ),
         .testTarget(
             name: "HPSyncEngineTests",
-            dependencies: ["HPSyncEngine", "HPSyncStore", "HPSyncProtocol", "HPSyncCrypto"]
+            dependencies: [
+                "HPSyncEngine", "HPSyncStore", "HPSyncProtocol", "HPSyncCrypto",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "HPSyncEndToEndTests",
-            dependencies: ["HPSyncCrypto"]
+            // The hostile-input suite crafts raw frames with the generated protobuf types.
+            dependencies: [
+                "HPSyncCrypto", "HPSyncProtocol",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

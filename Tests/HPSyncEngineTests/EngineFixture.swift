@@ -34,10 +34,14 @@ final class TestNode {
     private var server: SyncServer?
     private let serverStopped = DispatchSemaphore(value: 0)
 
-    init(_ name: String, clock: TestClock = TestClock(), configuration: StoreConfiguration = .init()) throws {
+    /// `base` defaults to the temporary directory; property tests pass a RAM disk to skip fsync costs.
+    init(
+        _ name: String, clock: TestClock = TestClock(), configuration: StoreConfiguration = .init(), in base: URL? = nil
+    ) throws {
         self.name = name
         self.clock = clock
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-engine-\(UUID().uuidString)")
+        directory = (base ?? FileManager.default.temporaryDirectory).appendingPathComponent(
+            "hp-sync-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let storeDirectory = directory.appendingPathComponent("store")
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)

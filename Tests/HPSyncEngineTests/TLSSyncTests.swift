@@ -20,8 +20,10 @@ final class TLSNode {
 
     var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: server!.boundAddresses[0].port) }
 
-    func serve() throws {
+    func serve(timeouts: TLSTimeouts = .init(), maxConnections: Int = 64) throws {
         var configuration = SyncServer.Configuration()
+        configuration.timeouts = timeouts
+        configuration.maxConnections = maxConnections
         configuration.addresses = [("127.0.0.1", 0)]
         configuration.shutdownGrace = .seconds(5)
         let server = try SyncServer(
@@ -45,16 +47,16 @@ final class TLSNode {
             Peer(name: other.node.name, nodeID: other.identity.nodeID, address: address, permission: permission))
     }
 
-    func pull(_ text: String) throws -> SyncReport {
-        let connector = Connector(store: node.store, identity: identity, logger: quietLogger)
+    func pull(_ text: String, timeouts: TLSTimeouts = .init()) throws -> SyncReport {
+        let connector = Connector(store: node.store, identity: identity, timeouts: timeouts, logger: quietLogger)
         let target = try connector.resolve(text)
         let connection = try connector.connect(target)
         return try SyncClient(store: node.store, logger: quietLogger).pull(
             over: FramedChannel(stream: connection), serverNodeID: target.nodeID, peerName: target.name)
     }
 
-    func push(_ text: String) throws -> SyncReport {
-        let connector = Connector(store: node.store, identity: identity, logger: quietLogger)
+    func push(_ text: String, timeouts: TLSTimeouts = .init()) throws -> SyncReport {
+        let connector = Connector(store: node.store, identity: identity, timeouts: timeouts, logger: quietLogger)
         let target = try connector.resolve(text)
         let connection = try connector.connect(target)
         return try SyncClient(store: node.store, logger: quietLogger).push(

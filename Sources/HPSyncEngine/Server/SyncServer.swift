@@ -41,13 +41,17 @@ public final class SyncServer: Sendable {
     public func run() throws -> Bool {
         let store = self.store
         let logger = self.logger
+        let handshakeTimeout = configuration.timeouts.handshake
         let isStopping: @Sendable () -> Bool = { [weak self] in self?.stopping.load(ordering: .relaxed) ?? true }
         try listener.run(
             handler: { connection in
                 var log = logger
                 log[metadataKey: "remote"] = "\(connection.remoteAddress)"
+                let channel = FramedChannel(stream: connection)
+                // The Hello gets the handshake's time limit: no slot is held by a trickle.
+                channel.nextFrameDeadline = .now + handshakeTimeout
                 ServerSession(store: store, logger: log, shouldStop: isStopping)
-                    .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
+                    .serve(channel, certificateNodeID: connection.peerNodeID)
             },
             onBusy: { connection in
                 logger.notice("refused connection: busy", metadata: ["remote": "\(connection.remoteAddress)"])

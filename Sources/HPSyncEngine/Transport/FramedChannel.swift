@@ -9,6 +9,11 @@ public final class FramedChannel: MessageChannel {
     private var end = 0
     public private(set) var bytesSent: Int64 = 0
     public private(set) var bytesReceived: Int64 = 0
+    /// When set, the next frame must be complete by this instant however steadily its bytes
+    /// trickle in (each read only bounds the wait for *some* byte); cleared after that frame.
+    /// The server sets it for the Hello, so an unauthenticated peer cannot hold a session slot
+    /// by sending one byte at a time (slowloris).
+    public var nextFrameDeadline: ContinuousClock.Instant?
 
     public init(stream: any ByteStream, bufferSize: Int = 256 << 10) {
         self.stream = stream
@@ -29,6 +34,7 @@ public final class FramedChannel: MessageChannel {
     }
 
     public func receive(expecting: String) throws -> IncomingFrame {
+        defer { nextFrameDeadline = nil }
         let header = try FrameHeader(parsing: try readExactly(FrameHeader.size, expecting: expecting))
         let payload = try readExactly(header.length, expecting: expecting)
         switch header.type {
@@ -57,6 +63,7 @@ public final class FramedChannel: MessageChannel {
                             try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(oldCount + filled)...]))
                         }
                         if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
+                        try checkDeadline(expecting: expecting)
                         filled += n
                         bytesReceived += Int64(n)
                     }
@@ -64,6 +71,7 @@ public final class FramedChannel: MessageChannel {
                 }
                 let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
                 if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
+                try checkDeadline(expecting: expecting)
                 start = 0
                 end = n
                 bytesReceived += Int64(n)
@@ -73,5 +81,11 @@ public final class FramedChannel: MessageChannel {
             start += take
         }
         return out
+    }
+
+    private func checkDeadline(expecting: String) throws {
+        if let deadline = nextFrameDeadline, ContinuousClock.now > deadline {
+            throw ProtocolError.violation("\(expecting) did not arrive in time (bytes trickling in too slowly)")
+        }
     }
 }

@@ -1,0 +1,258 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import PropertyBased
+import Testing
+
+@testable import HPSyncEngine
+
+/// One step of a random history, kept as small integers so the shrinker can simplify it.
+struct HistoryStep: Sendable, CustomStringConvertible {
+    enum Kind: Int, CaseIterable, Sendable { case add, edit, delete, setImage, removeImage, pull, push }
+    var kind: Kind
+    /// The acting node (the client for pull and push).
+    var node: Int
+    /// The other node of a pull or push.
+    var peer: Int
+    /// Which of the shared keys an item operation acts on.
+    var slot: Int
+    /// Image seed, value, cut point or time step, depending on the kind.
+    var parameter: Int
+
+    var description: String { "\(kind)(n\(node), peer n\(peer), k\(slot), p\(parameter))" }
+}
+
+/// A random history: node count, each node's clock offset, and the steps.
+struct History: Sendable, CustomStringConvertible {
+    var nodeCount: Int
+    /// Milliseconds each node's clock is ahead (negative: behind) of the shared "real" time.
+    var offsets: [Int64]
+    var steps: [HistoryStep]
+
+    var description: String {
+        "History(nodes: \(nodeCount), offsets ms: \(offsets.prefix(nodeCount)), steps: \(steps.count))"
+    }
+
+    /// Up to 12 steps over 3–5 nodes, clocks up to 3 hours apart from real time.
+    static let generator = zip(
+        Gen.int(in: 3...5),
+        Gen.int64(in: -3 * 3_600_000...3 * 3_600_000).array(of: 5),
+        zip(
+            Gen.int(in: 0...(HistoryStep.Kind.allCases.count - 1)), Gen.int(in: 0...4), Gen.int(in: 0...4),
+            Gen.int(in: 0...3), Gen.int(in: 0...255)
+        )
+        .map { kind, node, peer, slot, parameter in
+            HistoryStep(
+                kind: HistoryStep.Kind(rawValue: kind)!, node: node, peer: peer, slot: slot, parameter: parameter)
+        }
+        .array(of: 0...12)
+    ).map { count, offsets, steps in History(nodeCount: count, offsets: offsets, steps: steps) }
+}
+
+/// Runs a history over in-memory nodes and checks every node converges to the merge rule's winners.
+final class HistoryRun {
+    static let start: UInt64 = 1_750_000_000_000
+    /// Larger than any offset difference a history can make, so no stamp is refused.
+    static let skew: UInt64 = 24 * 3_600_000
+    /// Thousands of stores are made and dropped: on Linux they live in RAM, where fsync is free.
+    static let base: URL? = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : nil
+
+    let history: History
+    let nodes: [TestNode]
+    let clocks: [TestClock]
+    let keys: [ItemKey]
+    var now: UInt64 = start
+    /// Every version any node created, per key: the model keeps the greatest.
+    var created: [ItemKey: [Item]] = [:]
+    var imagesByDigest: [SHA256Digest: [UInt8]] = [:]
+    var log: [String] = []
+    var sessionsCut = 0
+
+    init(_ history: History) throws {
+        self.history = history
+        keys = (0..<4).map { try! ItemKey(String(format: "00000000-0000-4000-8000-%012d", $0 + 1)) }
+        var clocks: [TestClock] = []
+        var nodes: [TestNode] = []
+        for index in 0..<history.nodeCount {
+            let clock = TestClock(UInt64(Int64(Self.start) + history.offsets[index]))
+            clocks.append(clock)
+            nodes.append(
+                try TestNode(
+                    "n\(index)", clock: clock,
+                    configuration: StoreConfiguration(maxClockSkewMilliseconds: Self.skew), in: Self.base))
+        }
+        for a in nodes { for b in nodes where a !== b { try a.allow(b) } }
+        self.nodes = nodes
+        self.clocks = clocks
+        log.append("\(history)")
+    }
+
+    func tick(_ milliseconds: UInt64) {
+        now += milliseconds
+        for (index, clock) in clocks.enumerated() { clock.set(UInt64(Int64(now) + history.offsets[index])) }
+    }
+
+    func record(_ item: Item) {
+        created[item.key, default: []].append(item)
+    }
+
+    /// Performs one step; an operation that does not apply to the node's current state is skipped.
+    func perform(_ step: HistoryStep) throws {
+        // Some steps happen in the same millisecond, to exercise the counter and the origin tiebreak.
+        tick(step.parameter % 3 == 0 ? 0 : UInt64(step.parameter * 37))
+        let index = step.node % nodes.count
+        let node = nodes[index]
+        let key = keys[step.slot]
+        let live = try node.store.item(key).map { !$0.deleted } ?? false
+        let prefix = "t+\(now - Self.start)ms n\(index):"
+        func image() -> [UInt8] {
+            let bytes = jpeg(UInt8(step.parameter), size: 600 + step.parameter)
+            imagesByDigest[SHA256.hash(bytes)] = bytes
+            return bytes
+        }
+        switch step.kind {
+        case .add where !live:
+            let withImage = step.parameter % 2 == 0
+            var draft = ItemDraft(key: key, name: "k\(step.slot) by n\(index) #\(step.parameter)")
+            draft.valueInDollars = Int64(step.parameter)
+            if withImage { draft.imageFile = try node.writeTemp(image()) }
+            record(try node.store.add(draft))
+            log.append("\(prefix) add k\(step.slot)\(withImage ? " with image \(step.parameter)" : "")")
+        case .edit where live:
+            record(try node.store.edit(key, ItemEdit(name: "k\(step.slot) edited by n\(index) #\(step.parameter)")))
+            log.append("\(prefix) edit k\(step.slot)")
+        case .delete where live:
+            _ = try node.store.delete([key])
+            record(try #require(try node.store.item(key)))
+            log.append("\(prefix) delete k\(step.slot)")
+        case .setImage where live:
+            record(try node.store.setImage(key, from: try node.writeTemp(image())))
+            log.append("\(prefix) set image of k\(step.slot) to \(step.parameter)")
+        case .removeImage where live:
+            let before = try node.store.item(key)
+            let after = try node.store.removeImage(key)
+            if after != before { record(after) }
+            log.append("\(prefix) remove image of k\(step.slot)\(after == before ? " (had none)" : "")")
+        case .pull, .push:
+            let peerIndex = step.peer % nodes.count == index ? (index + 1) % nodes.count : step.peer % nodes.count
+            try session(step, client: index, server: peerIndex, prefix: prefix)
+        default:
+            log.append("\(prefix) \(step.kind) k\(step.slot) skipped (\(live ? "live" : "absent or deleted"))")
+        }
+    }
+
+    func session(_ step: HistoryStep, client: Int, server: Int, prefix: String) throws {
+        // A quarter of the sessions are cut: in the handshake, the manifest, a record or an image.
+        let cut = step.parameter < 64 ? 40 + step.parameter * 12 : nil
+        let wrap: ((any ByteStream) -> any ByteStream)? = cut.map { limit in
+            { CuttingStream($0, cutAfterReading: limit) }
+        }
+        let verb = step.kind == .pull ? "pull from" : "push to"
+        var outcome = "ok"
+        do {
+            if step.kind == .pull {
+                try Sync.pull(nodes[client], from: nodes[server], clientStream: wrap)
+            } else {
+                try Sync.push(nodes[client], to: nodes[server], wrap: wrap)
+            }
+        } catch {
+            guard cut != nil else { throw error }
+            sessionsCut += 1
+            outcome = "cut: \(error)"
+        }
+        log.append("\(prefix) \(verb) n\(server)\(cut.map { " [cut after \($0) bytes]" } ?? "") -> \(outcome)")
+        guard cut != nil else { return }
+        for index in [client, server] {
+            let report = try nodes[index].store.verify(repair: false)
+            #expect(report.isClean, "n\(index) not clean after a session:\n\(transcript)")
+        }
+    }
+
+    /// Every node pushes to n0, then every node pulls from n0: afterwards all must agree.
+    func fullRound() throws {
+        log.append("full round: every node pushes to n0, then pulls from n0")
+        for index in 1..<nodes.count { try Sync.push(nodes[index], to: nodes[0]) }
+        for index in 1..<nodes.count { try Sync.pull(nodes[index], from: nodes[0]) }
+    }
+
+    var transcript: String { log.joined(separator: "\n  ") }
+
+    /// The merge rule's answer: per key, the greatest (stamp, origin) of all versions made.
+    var expected: [Item] {
+        created.values.map { $0.max { $0.version < $1.version }! }.sorted { $0.key < $1.key }
+    }
+
+    func check() throws {
+        let expected = expected
+        for (index, node) in nodes.enumerated() {
+            let snapshot = try node.snapshot()
+            #expect(snapshot == expected, "n\(index) differs from the merge rule's winners:\n  \(transcript)")
+            #expect(try node.store.verify(repair: false).isClean, "n\(index) not clean:\n  \(transcript)")
+            for item in expected {
+                let bytes = node.imageBytes(item.key)
+                let want = item.deleted ? nil : item.image.flatMap { imagesByDigest[$0.digest] }
+                #expect(bytes == want, "n\(index) image of \(item.key) is wrong:\n  \(transcript)")
+            }
+        }
+        // The export's items (not its store and node IDs, which differ by design) must be equal.
+        let exports = try nodes.map { node in
+            let document = try JSONSerialization.jsonObject(with: node.store.exportJSON()) as? [String: Any]
+            return try JSONSerialization.data(withJSONObject: document?["items"] ?? [], options: .sortedKeys)
+        }
+        #expect(Set(exports).count == 1, "exported items differ:\n  \(transcript)")
+    }
+}
+
+/// How many histories to check: `HP_SYNC_HISTORIES`, or 100,000 with `HP_SYNC_LONG=1`, else 1,000.
+let historyCount: Int = {
+    let environment = ProcessInfo.processInfo.environment
+    if let text = environment["HP_SYNC_HISTORIES"], let count = Int(text) { return count }
+    return environment["HP_SYNC_LONG"] == "1" ? 100_000 : 1_000
+}()
+
+/// Counts across the whole run, for RELIABILITY.md.
+let convergenceStats = LockedBox<(histories: Int, steps: Int, cuts: Int)>((0, 0, 0))
+
+final class LockedBox<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func update(_ body: (inout Value) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body(&value)
+    }
+    var current: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+@Suite struct ConvergencePropertyTests {
+    /// Four shards run in parallel; together they check `historyCount` histories.
+    @Test(.shrinking, arguments: 0..<4)
+    func randomHistoriesConvergeToTheMergeRule(shard: Int) async throws {
+        let started = Date()
+        await propertyCheck(count: (historyCount + 3) / 4, input: History.generator) { history in
+            let run = try HistoryRun(history)
+            do {
+                for step in history.steps { try run.perform(step) }
+                try run.fullRound()
+                try run.check()
+            } catch {
+                Issue.record("\(error)\n  \(run.transcript)")
+            }
+            convergenceStats.update {
+                $0.histories += 1
+                $0.steps += history.steps.count
+                $0.cuts += run.sessionsCut
+            }
+        }
+        let stats = convergenceStats.current
+        print(
+            "convergence (after shard \(shard)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut,"
+                + " \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+}

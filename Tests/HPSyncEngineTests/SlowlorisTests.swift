@@ -1,0 +1,60 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// Regression (found by the hostile-input suite): a peer that passed TLS (any self-signed
+/// certificate does) could drip its Hello one byte at a time; every byte restarted the idle
+/// timeout, so a few such peers held every session slot indefinitely.
+@Suite(.serialized) struct SlowlorisTests {
+    @Test func helloTrickledInOneByteAtATimeIsCutOffAtTheHandshakeTimeout() throws {
+        let server = try TLSNode("server")
+        try server.serve(timeouts: TLSTimeouts(connect: .seconds(5), handshake: .seconds(1), idle: .seconds(2)))
+        defer { server.stop() }
+        let stranger = try TLSNode("stranger")
+        let connection = try TLSConnection.connect(
+            host: "127.0.0.1", port: server.address.port, identity: stranger.identity, expected: .firstContact,
+            logger: quietLogger)
+        defer { connection.close() }
+        let hello = FrameEncoder.encode(
+            .hello(
+                HelloMessage(
+                    nodeID: stranger.identity.nodeID, storeID: stranger.node.store.storeID, intent: .pull, version: 0,
+                    software: String(repeating: "s", count: 200))))
+        let started = ContinuousClock.now
+        var cutOff = false
+        for byte in hello {
+            do { try connection.write([byte]) } catch {
+                cutOff = true
+                break
+            }
+            // Drip well inside the idle timeout, so only a whole-frame deadline can stop it.
+            Thread.sleep(forTimeInterval: 0.25)
+            if ContinuousClock.now - started > .seconds(8) { break }
+            if let frame = try? connection.readAvailableFrameHeader(), frame { cutOff = true; break }
+        }
+        #expect(cutOff, "the server kept the trickling connection open")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
+
+extension TLSConnection {
+    /// Whether the server has answered (an Error frame) or closed, without blocking long.
+    fileprivate func readAvailableFrameHeader() throws -> Bool {
+        let saved = idleTimeout
+        idleTimeout = .milliseconds(10)
+        defer { idleTimeout = saved }
+        var byte: [UInt8] = [0]
+        do {
+            _ = try byte.withUnsafeMutableBytes { try read(into: $0) }
+            return true
+        } catch TLSError.timedOut {
+            return false
+        } catch {
+            return true
+        }
+    }
+}
