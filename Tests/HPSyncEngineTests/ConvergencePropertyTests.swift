@@ -56,7 +56,13 @@ final class HistoryRun {
     /// Larger than any offset difference a history can make, so no stamp is refused.
     static let skew: UInt64 = 24 * 3_600_000
     /// Thousands of stores are made and dropped: on Linux they live in RAM, where fsync is free.
-    static let base: URL? = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : nil
+    /// One folder per test process, removed as a whole when the property is done.
+    static let base: URL? = {
+        guard FileManager.default.fileExists(atPath: "/dev/shm") else { return nil }
+        let folder = URL(fileURLWithPath: "/dev/shm/hp-sync-convergence-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }()
 
     let history: History
     let nodes: [TestNode]
@@ -249,6 +255,10 @@ final class LockedBox<Value>: @unchecked Sendable {
                 $0.steps += history.steps.count
                 $0.cuts += run.sessionsCut
             }
+        }
+        // A few stores outlive their history (their folders reappear as SQLite closes them).
+        if let base = HistoryRun.base, convergenceStats.current.histories >= (historyCount + 3) / 4 * 4 {
+            try? FileManager.default.removeItem(at: base)
         }
         let stats = convergenceStats.current
         print(
