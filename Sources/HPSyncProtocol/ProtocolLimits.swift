@@ -9,6 +9,9 @@ public enum ProtocolLimits {
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20
+    /// Largest payload of the client's first frame (its Hello, at most ~330 bytes), checked
+    /// before the peer is authorized.
+    public static let maxHelloBytes = 4096
     /// Largest payload of an IMAGE_CHUNK frame.
     public static let maxChunkBytes = 1 << 20
     /// Most entries in one ManifestPage.

@@ -130,3 +130,26 @@ final class TLSNode {
         #expect(try b.node.snapshot().isEmpty)
     }
 }
+
+@Suite struct UnauthenticatedLimitTests {
+    /// Before the Hello authorizes a peer, its first frame may not announce more than 4 KiB, so
+    /// a stranger cannot make the server reserve a 4 MiB buffer per connection.
+    @Test func anOversizedHelloIsRefusedBeforeAnyPayloadIsRead() throws {
+        let server = try TLSNode("server")
+        let stranger = try TestNode("stranger")
+        try server.serve()
+        defer { server.stop() }
+        let connection = try TLSConnection.connect(
+            host: "127.0.0.1", port: server.address.port, identity: stranger.identity,
+            expected: .node(server.identity.nodeID), logger: quietLogger)
+        defer { connection.close() }
+        try FrameHeader(type: .message, length: 1 << 20).bytes.withUnsafeBytes { try connection.write($0) }
+        let reply = try FramedChannel(stream: connection).receiveMessage(expecting: "Error")
+        guard case .error(let error) = reply else {
+            Issue.record("expected an Error, got \(reply.name)")
+            return
+        }
+        #expect(error.code == .limit)
+        #expect(error.message.contains("4096"))
+    }
+}

@@ -50,6 +50,7 @@ public final class SyncServer: Sendable {
                 let channel = FramedChannel(stream: connection)
                 // The Hello gets the handshake's time limit: no slot is held by a trickle.
                 channel.nextFrameDeadline = .now + handshakeTimeout
+                channel.nextFrameMaxBytes = ProtocolLimits.maxHelloBytes
                 ServerSession(store: store, logger: log, shouldStop: isStopping)
                     .serve(channel, certificateNodeID: connection.peerNodeID)
             },

@@ -14,6 +14,10 @@ public final class FramedChannel: MessageChannel {
     /// The server sets it for the Hello, so an unauthenticated peer cannot hold a session slot
     /// by sending one byte at a time (slowloris).
     public var nextFrameDeadline: ContinuousClock.Instant?
+    /// When set, the next frame may carry at most this many payload bytes; cleared after that
+    /// frame. The server sets it for the Hello, so an unauthenticated peer cannot make it
+    /// reserve a full 4 MiB message buffer.
+    public var nextFrameMaxBytes: Int?
 
     public init(stream: any ByteStream, bufferSize: Int = 256 << 10) {
         self.stream = stream
@@ -34,8 +38,14 @@ public final class FramedChannel: MessageChannel {
     }
 
     public func receive(expecting: String) throws -> IncomingFrame {
-        defer { nextFrameDeadline = nil }
+        defer {
+            nextFrameDeadline = nil
+            nextFrameMaxBytes = nil
+        }
         let header = try FrameHeader(parsing: try readExactly(FrameHeader.size, expecting: expecting))
+        if let limit = nextFrameMaxBytes, header.length > limit {
+            throw ProtocolError.frameTooLarge(type: "\(expecting) frame", length: header.length, limit: limit)
+        }
         let payload = try readExactly(header.length, expecting: expecting)
         switch header.type {
         case .message: return .message(try Message(decoding: payload))
