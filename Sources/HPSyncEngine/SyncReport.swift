@@ -4,7 +4,7 @@ import HPSyncStore
 
 /// The change set of one session, as the command prints it and `--json` reports it.
 public struct SyncReport: Sendable, Codable {
-    public enum Direction: String, Sendable, Codable { case pull, push }
+    public typealias Direction = SyncDirection
 
     public struct Refusal: Sendable, Codable, Equatable {
         public var key: String

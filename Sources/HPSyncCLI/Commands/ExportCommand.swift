@@ -23,12 +23,6 @@ struct ExportCommand: ParsableCommand {
             format == "csv"
             ? try store.exportCSV(imagesDirectory: imagesURL) : try store.exportJSON(imagesDirectory: imagesURL)
         guard let output else { return Output.writeData(data) }
-        do {
-            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-        } catch {
-            throw CommandFailure(
-                status: .cannotCreate,
-                description: "cannot write \(output): \(error.localizedDescription); check the path")
-        }
+        try Output.save(data, to: output)
     }
 }

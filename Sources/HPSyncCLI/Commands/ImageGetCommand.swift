@@ -27,13 +27,7 @@ struct ImageGetCommand: ParsableCommand {
             throw StoreError.io(path: source.path, reason: error.localizedDescription)
         }
         if let output {
-            do {
-                try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-            } catch {
-                throw CommandFailure(
-                    status: .cannotCreate,
-                    description: "cannot write \(output): \(error.localizedDescription); check the path")
-            }
+            try Output.save(data, to: output)
         } else {
             Output.writeData(data)
         }

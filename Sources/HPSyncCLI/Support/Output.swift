@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncEngine
 import HPSyncStore
 
 #if canImport(Glibc)
@@ -23,6 +24,17 @@ enum Output {
 
     static func warning(_ text: String) {
         writeBytes(Array("hp-sync: warning: \(text)\n".utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes `data` to the file at `path` (atomically), or fails with exit 73 naming the path.
+    static func save(_ data: Data, to path: String) throws {
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CommandFailure(
+                status: .cannotCreate,
+                description: "cannot write \(path): \(error.localizedDescription); check the path")
+        }
     }
 
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
@@ -57,8 +69,7 @@ enum Output {
     }
 
     static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-        let elapsed = ContinuousClock.now - start
-        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        Int64((ContinuousClock.now - start).seconds * 1000)
     }
 
     /// One line per field, for `show` and `edit`.

@@ -34,7 +34,7 @@ public final class ServerSession {
         do {
             let (hello, peer) = try accept(channel, certificateNodeID: certificateNodeID)
             log[metadataKey: "peer"] = "\(peer.name)"
-            var current = SyncReport(direction: hello.intent == .pull ? .pull : .push, peer: peer.name)
+            var current = SyncReport(direction: hello.intent, peer: peer.name)
             defer { report = current }
             switch hello.intent {
             case .pull: try servePull(channel, report: &current, logger: log)
@@ -42,8 +42,7 @@ public final class ServerSession {
             }
             current.bytesSent = channel.bytesSent
             current.bytesReceived = channel.bytesReceived
-            let elapsed = ContinuousClock.now - started
-            current.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            current.seconds = (ContinuousClock.now - started).seconds
             // For a pull the client applied the changes; its PageDone counts say what happened.
             let applied = current.direction == .pull ? current.peerCounts : current.counts
             log.info(
@@ -71,7 +70,7 @@ public final class ServerSession {
             hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
             serverStoreID: store.storeID, software: software)
         switch decision {
-        case .accept(let reply, _):
+        case .accept(let reply):
             try channel.send(.hello(reply))
             return (hello, peer!)
         case .refuse(let error):
@@ -117,23 +116,23 @@ public final class ServerSession {
             logger.info("client closed before Hello (first contact or probe)")
         case SyncError.refusedByPeer(let peerError):
             logger.notice("client ended the session", metadata: ["reason": "\(peerError.message)"])
-        case let syncError as SyncError:
-            try? channel.send(.error(PeerErrorMessage(code: syncError.wireCode, message: syncError.description)))
-            logger.warning("session failed", metadata: ["error": "\(syncError)"])
-        case let protocolError as ProtocolError:
-            try? channel.send(.error(PeerErrorMessage(code: protocolError.code, message: protocolError.description)))
-            logger.warning("session failed", metadata: ["error": "\(protocolError)"])
-        case let storeError as StoreError:
-            try? channel.send(.error(PeerErrorMessage(code: storeError.wireCode, message: "\(storeError)")))
-            logger.warning("session failed", metadata: ["error": "\(storeError)"])
         default:
-            try? channel.send(.error(PeerErrorMessage(code: .internalError, message: "server error: \(error)")))
+            let code: WireErrorCode
+            switch error {
+            case let syncError as SyncError: code = syncError.wireCode
+            case let protocolError as ProtocolError: code = protocolError.code
+            case let storeError as StoreError: code = storeError.wireCode
+            default: code = .internalError
+            }
+            let message = code == .internalError && !(error is StoreError) ? "server error: \(error)" : "\(error)"
+            try? channel.send(.error(PeerErrorMessage(code: code, message: message)))
             logger.warning("session failed", metadata: ["error": "\(error)"])
         }
     }
 }
 
-/// The server refused the Hello; the client was already told.
+/// The server ended the session (refused the Hello, or stopped for shutdown); the client was
+/// already told.
 struct ServerRefusal: Error {
     let error: PeerErrorMessage
 }

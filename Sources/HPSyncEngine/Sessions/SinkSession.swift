@@ -57,10 +57,11 @@ final class SinkSession {
 
     private func handle(_ page: ManifestPage, report: inout SyncReport) throws {
         report.manifestEntries += page.entries.count
-        let keys = page.entries.map(\.key)
-        let local = try localVersions(keys)
+        // One read of this page's local rows serves the merge rule and the image decisions.
+        var local: [ItemKey: Item] = [:]
+        for item in try store.records(page.entries.map(\.key)) { local[item.key] = item }
         let (acceptable, refusals) = clockGuard(page)
-        var plan = MergePlanner.plan(
+        let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
         if let firstRefused = refusals.map(\.seq).min() {
@@ -78,25 +79,21 @@ final class SinkSession {
         var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
         if !plan.fetch.isEmpty {
             let records = try fetchRecords(plan.fetch, report: &report)
-            var winners = records.filter { MergePlanner.wins($0.version, over: local[$0.key]) }
-            report.skipped += records.count - winners.count
-            // A record can be newer than its manifest entry: its own stamp passes the guard too.
-            let limit = store.nowMilliseconds() + store.maxClockSkewMilliseconds
-            let tooNew = winners.filter { $0.version.stamp.milliseconds > limit }
-            winners.removeAll { $0.version.stamp.milliseconds > limit }
-            for item in tooNew {
-                report.refused.append(
-                    SyncReport.Refusal(
-                        key: item.key.rawValue,
-                        reason:
-                            "stamped beyond the allowed clock skew by node \(item.version.origin.short); fix that node's clock, then sync again"
-                    ))
+            var winners: [Item] = []
+            var withheld: [ItemKey] = []
+            for record in records where MergePlanner.wins(record.version, over: local[record.key]) {
+                // A record can be newer than its manifest entry: its own stamp passes the guard too.
+                if let reason = store.clockGuardRefusal(record.version) {
+                    report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: reason))
+                    withheld.append(record.key)
+                } else {
+                    winners.append(record)
+                }
             }
-            var withheld = tooNew.map(\.key)
-            incoming += try attachImages(to: winners, withheld: &withheld, report: &report)
+            report.skipped += records.count - winners.count - withheld.count
+            incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
             holdCheckpoint(before: withheld, in: page)
         }
-        plan.fetch = []
         let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page))
         staged.removeAll()
         report.inserted += outcome.inserted.map(\.rawValue)
@@ -107,23 +104,13 @@ final class SinkSession {
         report.refused += outcome.refused.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
     }
 
-    private func localVersions(_ keys: [ItemKey]) throws -> [ItemKey: LocalVersion] {
-        try store.currentVersions(keys).mapValues { LocalVersion(version: $0.version, deleted: $0.deleted) }
-    }
-
-    /// Splits a page into entries we accept and those stamped too far in our future.
+    /// Splits a page into entries we accept and those the clock guard refuses.
     private func clockGuard(_ page: ManifestPage) -> ([ManifestEntry], [(key: ItemKey, seq: Int64, reason: String)]) {
-        let limit = store.nowMilliseconds() + store.maxClockSkewMilliseconds
         var accepted: [ManifestEntry] = []
         var refused: [(key: ItemKey, seq: Int64, reason: String)] = []
         for entry in page.entries {
-            if entry.version.stamp.milliseconds > limit {
-                let ahead = (entry.version.stamp.milliseconds - store.nowMilliseconds()) / 1000
-                refused.append(
-                    (
-                        entry.key, entry.seq,
-                        "stamped \(ahead) s in the future by node \(entry.version.origin.short), beyond the allowed clock skew; fix that node's clock, then sync again"
-                    ))
+            if let reason = store.clockGuardRefusal(entry.version) {
+                refused.append((entry.key, entry.seq, reason))
             } else {
                 accepted.append(entry)
             }
@@ -159,14 +146,10 @@ final class SinkSession {
     /// Gives each winning record the image it names: nothing when this key already has that
     /// image, a local copy when another item has the same bytes (no bytes move), else bytes
     /// fetched from the source once per digest and verified against it.
-    private func attachImages(to records: [Item], withheld: inout [ItemKey], report: inout SyncReport) throws
-        -> [IncomingRecord]
-    {
+    private func attachImages(
+        to records: [Item], local: [ItemKey: Item], withheld: inout [ItemKey], report: inout SyncReport
+    ) throws -> [IncomingRecord] {
         let withImages = records.filter { !$0.deleted && $0.image != nil }
-        var localImages: [ItemKey: ImageRef] = [:]
-        for item in try store.records(withImages.map(\.key)) where !item.deleted {
-            localImages[item.key] = item.image
-        }
         var wanted: [ImageWanted] = []
         var plans: [ItemKey: ImageSource] = [:]
         var fetchedDigests = Set<SHA256Digest>()
@@ -175,7 +158,7 @@ final class SinkSession {
             guard image.size <= store.maxImageBytes else {
                 throw SyncError.imageTooLarge(key: item.key.rawValue, size: image.size, limit: store.maxImageBytes)
             }
-            if localImages[item.key] == image {
+            if let mine = local[item.key], !mine.deleted, mine.image == image {
                 plans[item.key] = ImageSource.alreadyHere
             } else if let file = try store.imageFile(withDigest: image.digest) {
                 plans[item.key] = ImageSource.localCopy(file)

@@ -31,12 +31,10 @@ final class SourceSession {
         var cursor = since
         while true {
             if shouldStop() {
-                try? channel.send(
-                    .error(
-                        PeerErrorMessage(code: .shuttingDown, message: "the server is shutting down; sync again later"))
-                )
-                throw SyncError.refusedByPeer(
-                    PeerErrorMessage(code: .shuttingDown, message: "stopped between pages for shutdown"))
+                let stop = PeerErrorMessage(
+                    code: .shuttingDown, message: "the server is shutting down; sync again later")
+                try? channel.send(.error(stop))
+                throw ServerRefusal(error: stop)
             }
             let page = try makePage(after: cursor)
             try channel.send(.manifestPage(page))
@@ -75,9 +73,7 @@ final class SourceSession {
 
     /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.
     private func send(_ wanted: ImageWanted, report: inout SyncReport) throws {
-        guard let url = try store.imageFile(withDigest: wanted.digest),
-            let file = ImageFileReader(url: url)
-        else {
+        guard let file = try store.openImage(withDigest: wanted.digest) else {
             try channel.send(
                 .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
             return
@@ -91,7 +87,7 @@ final class SourceSession {
             let got = try chunkBuffer.withUnsafeMutableBytes { buffer in
                 try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
             }
-            guard got > 0 else { throw ImageFileReader.ReadError.shortFile(url.path) }
+            guard got > 0 else { throw file.shortFileError() }
             try chunkBuffer.withUnsafeBytes {
                 try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[0..<got]))
             }

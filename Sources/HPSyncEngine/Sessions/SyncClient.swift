@@ -116,8 +116,7 @@ public final class SyncClient {
     private func finish(_ report: inout SyncReport, channel: any MessageChannel, started: ContinuousClock.Instant) {
         report.bytesSent = channel.bytesSent
         report.bytesReceived = channel.bytesReceived
-        let elapsed = ContinuousClock.now - started
-        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        report.seconds = (ContinuousClock.now - started).seconds
         channel.close()
     }
 }

@@ -1,17 +1,6 @@
 import HPSyncProtocol
 import HPSyncStore
 
-/// A key's version as the local store holds it.
-public struct LocalVersion: Sendable, Equatable {
-    public var version: Version
-    public var deleted: Bool
-
-    public init(version: Version, deleted: Bool) {
-        self.version = version
-        self.deleted = deleted
-    }
-}
-
 /// What a sink will do with one manifest page, decided by the merge rule alone.
 public struct PagePlan: Sendable, Equatable {
     /// Winning tombstones: applied straight from the manifest, nothing to fetch.
@@ -30,7 +19,8 @@ public struct PagePlan: Sendable, Equatable {
 
 /// Applies the merge rule to a page: the greater `(stamp, origin)` wins, everywhere.
 public enum MergePlanner {
-    public static func plan(_ page: ManifestPage, local: [ItemKey: LocalVersion]) -> PagePlan {
+    /// `local` holds this store's current rows (tombstones included) of the page's keys.
+    public static func plan(_ page: ManifestPage, local: [ItemKey: Item]) -> PagePlan {
         var plan = PagePlan()
         for entry in page.entries {
             let mine = local[entry.key]
@@ -51,7 +41,7 @@ public enum MergePlanner {
     }
 
     /// True when `incoming` should replace what the store holds (the same rule, for records).
-    public static func wins(_ incoming: Version, over local: LocalVersion?) -> Bool {
+    public static func wins(_ incoming: Version, over local: Item?) -> Bool {
         guard let local else { return true }
         return incoming > local.version
     }

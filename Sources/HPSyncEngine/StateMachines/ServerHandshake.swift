@@ -6,7 +6,7 @@ import HPSyncStore
 /// refuse with the Error to send. Every refusal tells the person what to do about it.
 public enum ServerHandshake {
     public enum Decision: Sendable, Equatable {
-        case accept(reply: HelloMessage, version: UInt32)
+        case accept(reply: HelloMessage)
         case refuse(PeerErrorMessage)
     }
 
@@ -50,7 +50,7 @@ public enum ServerHandshake {
         }
         let reply = HelloMessage(
             nodeID: serverNodeID, storeID: serverStoreID, intent: hello.intent, version: version, software: software)
-        return .accept(reply: reply, version: version)
+        return .accept(reply: reply)
     }
 
     /// The highest version both sides speak, or nil.

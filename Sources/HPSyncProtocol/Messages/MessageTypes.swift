@@ -1,10 +1,8 @@
 import HPSyncCrypto
 import HPSyncStore
 
-/// What a client wants from a session.
-public enum SyncIntent: String, Sendable, Equatable {
-    case pull, push
-}
+/// What a client wants from a session: the store's own pull/push direction.
+public typealias SyncIntent = SyncDirection
 
 /// The validated contents of a Hello.
 public struct HelloMessage: Equatable, Sendable {

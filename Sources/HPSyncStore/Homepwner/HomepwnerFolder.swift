@@ -123,12 +123,20 @@ public struct HomepwnerFolder: Sendable {
                 file: file.path, reason: "the image of item \(item.key) is \(size) bytes, over the limit of \(maxBytes)"
             )
         }
-        let bytes = Array(try read(file))
-        guard ImageFormat.isImage(Array(bytes.prefix(16))) else {
+        // Checked and hashed in chunks: an image is never held in memory whole.
+        let header: [UInt8]
+        let ref: ImageRef
+        do {
+            header = try FileIO.header(file.path, count: 16)
+            ref = try FileIO.measure(file.path)
+        } catch {
+            throw .malformed(file: file.path, reason: "cannot be read: \(error)")
+        }
+        guard ImageFormat.isImage(header) else {
             throw .malformed(
                 file: file.path, reason: "named by the key of item \(item.key) but not a JPEG, PNG, GIF or HEIC image")
         }
-        return Image(url: file, ref: ImageRef(digest: SHA256.hash(bytes), size: Int64(bytes.count)))
+        return Image(url: file, ref: ref)
     }
 
     private static func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }

@@ -81,9 +81,10 @@ extension Store {
         var superseded: [String] = []
         let apply = { (db: Database?) throws in
             var clock = try db.map { try ChangeClock($0, now: self.clock.nowMilliseconds()) }
+            // Planned again inside the transaction: another process may have changed the rows.
+            let current = try db.map { try ItemRecord.fetchMany($0, keys: batch.map(\.key)) }
             for var item in batch {
-                // Planned again inside the transaction: another process may have changed the row.
-                let local = try db.map { try ItemRecord.fetch($0, key: item.key)?.item() } ?? locals[item.key]
+                let local = try current.map { try $0[item.key.rawValue]?.item() } ?? locals[item.key]
                 let plan = HomepwnerPlan.of(item, local: local)
                 switch plan {
                 case .unchanged:

@@ -86,8 +86,8 @@ struct ImageDirectory: Sendable {
 
     func syncDirectory() throws { try FileIO.syncDirectory(path) }
 
-    /// The names in `images/` with their age in seconds.
-    func listing() throws -> [(name: String, age: Double)] {
+    /// The names in `images/` (those `including` accepts) with their age in seconds.
+    func listing(including: (String) -> Bool = { _ in true }) throws -> [(name: String, age: Double)] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
@@ -95,7 +95,7 @@ struct ImageDirectory: Sendable {
             throw StoreError.io(path: path, reason: "\(error)")
         }
         let now = Date().timeIntervalSince1970
-        return names.map { name in
+        return names.filter(including).map { name in
             var info = stat()
             guard stat(tempPath(name), &info) == 0 else { return (name, 0) }
             #if canImport(Darwin)

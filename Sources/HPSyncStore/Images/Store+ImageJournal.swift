@@ -114,14 +114,14 @@ extension Store {
     /// or at most once a day (marker file `.last-sweep` beside the database); `verify --repair`
     /// always runs it.
     func sweepIfDue(now: Date = Date()) throws {
-        let listing = try images.listing()
-        let staleTemps = listing.contains {
-            $0.name.hasPrefix(ImageDirectory.tempPrefix) && $0.age >= configuration.sweepAgeSeconds
-        }
         let marker = directory.appendingPathComponent(".last-sweep")
         let lastSweep = (try? FileManager.default.attributesOfItem(atPath: marker.path)[.modificationDate]) as? Date
         let due = lastSweep.map { now.timeIntervalSince($0) > 86_400 || $0 > now } ?? true
-        guard staleTemps || due else { return }
+        if !due {
+            // Only temporaries need a stat here; the images themselves are left unread.
+            let temps = try images.listing(including: { $0.hasPrefix(ImageDirectory.tempPrefix) })
+            guard temps.contains(where: { $0.age >= configuration.sweepAgeSeconds }) else { return }
+        }
         try sweep(olderThan: configuration.sweepAgeSeconds)
         if due { _ = FileManager.default.createFile(atPath: marker.path, contents: Data()) }
     }

@@ -108,7 +108,6 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         ])
     }
 
-    /// The current row for `key`, through a cached statement.
     /// The rows of `keys` in a few `IN (...)` queries, not one query (and cursor) per key.
     static func fetchMany(_ db: Database, keys: some Collection<ItemKey>) throws -> [String: ItemRecord] {
         var result: [String: ItemRecord] = [:]
@@ -127,6 +126,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         return result
     }
 
+    /// The current row for `key`, through a cached statement.
     static func fetch(_ db: Database, key: ItemKey) throws -> ItemRecord? {
         let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key = ?")
         return try ItemRecord.fetchOne(statement, arguments: [key.rawValue])

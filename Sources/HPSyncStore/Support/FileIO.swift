@@ -88,6 +88,15 @@ enum FileIO {
         access(path, F_OK) == 0
     }
 
+    /// The first `count` bytes of a file (fewer if it is shorter).
+    static func header(_ path: String, count: Int) throws -> [UInt8] {
+        let fd = try openForReading(path)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = try bytes.withUnsafeMutableBytes { try readChunk(fd, into: $0, path: path) }
+        return Array(bytes.prefix(read))
+    }
+
     /// Size and SHA-256 of a file, read in chunks.
     static func measure(_ path: String) throws -> ImageRef {
         let fd = try openForReading(path)

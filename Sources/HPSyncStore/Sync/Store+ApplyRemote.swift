@@ -34,7 +34,6 @@ extension Store {
         }
 
         let now = clock.nowMilliseconds()
-        let limit = now &+ configuration.maxClockSkewMilliseconds
         var outcome = ApplyOutcome()
         var journaled: [(key: ItemKey, temp: String)] = []
         var superseded: [String] = []
@@ -53,12 +52,8 @@ extension Store {
                     record.item.deleted
                     ? Item.tombstone(key: record.item.key, version: record.item.version) : record.item
                 let key = item.key
-                if clockGuard && item.version.stamp.milliseconds > limit {
-                    result.refused.append(
-                        RefusedRecord(
-                            key: key,
-                            reason: "stamped \(item.version.stamp.milliseconds - now) ms ahead of this clock, "
-                                + "more than the allowed skew of \(configuration.maxClockSkewMilliseconds) ms"))
+                if clockGuard, let reason = clockGuardRefusal(item.version, now: now) {
+                    result.refused.append(RefusedRecord(key: key, reason: reason))
                     continue
                 }
                 changeClock.observe(item.version.stamp)

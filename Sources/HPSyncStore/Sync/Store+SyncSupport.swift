@@ -1,7 +1,18 @@
 /// What the sync engine needs to see of a store's configuration and clock.
 extension Store {
-    /// The clock guard: how far ahead of this store's clock a received stamp may be.
-    public var maxClockSkewMilliseconds: UInt64 { configuration.maxClockSkewMilliseconds }
+    /// The clock guard: why a version made elsewhere is refused (stamped more than the allowed
+    /// skew ahead of this store's clock), or nil when it may be applied.
+    public func clockGuardRefusal(_ version: Version) -> String? {
+        clockGuardRefusal(version, now: clock.nowMilliseconds())
+    }
+
+    func clockGuardRefusal(_ version: Version, now: UInt64) -> String? {
+        let stamped = version.stamp.milliseconds
+        guard stamped > now &+ configuration.maxClockSkewMilliseconds else { return nil }
+        return "stamped \((stamped - now) / 1000) s in the future by node \(version.origin.short), beyond the "
+            + "allowed clock skew of \(configuration.maxClockSkewMilliseconds / 1000) s; fix that node's clock, "
+            + "then sync again"
+    }
 
     /// The largest image this store accepts.
     public var maxImageBytes: Int64 { configuration.maxImageBytes }

@@ -8,8 +8,7 @@ extension Store {
     public func exportJSON(imagesDirectory: URL? = nil) throws -> Data {
         let items = try items(includeDeleted: true)
         if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
-        let data = Data(ExportWriter.document(storeID: storeID, nodeID: nodeID.description, items: items))
-        return data
+        return Data(ExportWriter.document(storeID: storeID, nodeID: nodeID.description, items: items))
     }
 
     /// Writes `exportJSON` to `url`.

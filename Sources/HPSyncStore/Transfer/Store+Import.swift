@@ -47,8 +47,7 @@ extension Store {
             let version = exported.versionValue ?? Version(stamp: localStamps.removeFirst(), origin: nodeID)
             items.append(try exported.item(version: version))
         }
-        let current = try currentVersions(items.filter { $0.image != nil }.map(\.key))
-        let localImages = try records(Array(current.keys))
+        let localImages = try records(items.filter { $0.image != nil }.map(\.key))
         let localImageByKey = Dictionary(localImages.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         var records: [IncomingRecord] = []
         records.reserveCapacity(items.count)

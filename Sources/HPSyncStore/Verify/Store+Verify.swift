@@ -14,16 +14,17 @@ extension Store {
             }
         }
         let listing = try images.listing()
-        let (integrity, rows, pending, unaccounted) = try read { db in
+        let (integrity, itemCount, rows, pending, unaccounted) = try read { db in
             let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            let itemCount = try ItemRecord.fetchCount(db)
             let rows = try Row.fetchAll(
                 db, sql: "SELECT key, imageDigest, imageSize FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL")
             let pending = try PendingImageRecord.fetchAll(db)
             let unaccounted = try unaccountedImageFiles(db, listing: listing)
-            return (integrity, rows, pending, unaccounted)
+            return (integrity, itemCount, rows, pending, unaccounted)
         }
         report.integrityErrors = integrity.filter { $0 != "ok" }
-        report.itemsChecked = try read { db in try ItemRecord.fetchCount(db) }
+        report.itemsChecked = itemCount
         let pendingByKey = Dictionary(pending.map { ($0.key, $0.tempName) }, uniquingKeysWith: { a, _ in a })
         report.pending = pending.compactMap { try? ItemKey($0.key) }
         for row in rows {

@@ -14,6 +14,5 @@ struct InterruptedRun: Error, CustomStringConvertible {
         let text = "\(underlying)"
         let stop = text.last.map { ".?!".contains($0) } ?? true ? " " : ". "
         return text + stop + "The store is consistent; the next run resumes from the last committed page (\(advice))."
-
     }
 }

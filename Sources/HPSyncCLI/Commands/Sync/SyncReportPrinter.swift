@@ -7,32 +7,18 @@ enum SyncReportPrinter {
     static func summary(_ report: SyncReport) -> String {
         let verb = report.direction == .pull ? "pulled from" : "pushed to"
         let prefix = report.dryRun ? "dry run, would have \(verb)" : verb
-        let inserted: Int
-        let updated: Int
-        let deleted: Int
-        let images: Int
-        let bytes: Int64
-        if report.direction == .pull || report.dryRun {
-            (inserted, updated, deleted) = (report.inserted.count, report.updated.count, report.deleted.count)
-            (images, bytes) = (report.imagesTransferred, report.imageBytes)
-        } else {
-            // A push is applied by the server; its PageDone counts say what changed there.
-            (inserted, updated, deleted) = (
-                report.peerCounts.inserted, report.peerCounts.updated, report.peerCounts.deleted
-            )
-            (images, bytes) = (report.imagesTransferred, report.imageBytes)
-        }
+        // A push is applied by the server; its PageDone counts say what changed there.
+        let (inserted, updated, deleted) =
+            report.direction == .pull || report.dryRun
+            ? (report.inserted.count, report.updated.count, report.deleted.count)
+            : (report.peerCounts.inserted, report.peerCounts.updated, report.peerCounts.deleted)
+        let (images, bytes) = (report.imagesTransferred, report.imageBytes)
         var line =
             "\(prefix) \(report.peer): \(inserted) inserted, \(updated) updated, \(deleted) deleted, "
             + "\(images) image\(images == 1 ? "" : "s") (\(formatBytes(bytes))) in "
             + String(format: "%.2f s", report.seconds)
         if !report.refused.isEmpty { line += ", \(report.refused.count) refused" }
         return line
-    }
-
-    /// The refusals, for stderr: each says why and what to do.
-    static func warnings(_ report: SyncReport) -> [String] {
-        report.refused.map { "hp-sync: warning: refused \($0.key): \($0.reason)" }
     }
 
     /// Keys per category, for --dry-run.
@@ -64,9 +50,7 @@ enum SyncReportPrinter {
 
     /// Prints a session's outcome the way the flags ask.
     static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
-        for report in reports {
-            for warning in warnings(report) { FileHandle.standardError.write(Data((warning + "\n").utf8)) }
-        }
+        for refusal in reports.flatMap(\.refused) { Output.warning("refused \(refusal.key): \(refusal.reason)") }
         if options.json {
             Output.write(try json(reports))
         } else if !options.quiet || options.dryRun {
