@@ -65,6 +65,28 @@ struct TransferTests {
         #expect(try other.verify(repair: false).isClean)
     }
 
+    /// A record an import file cannot hold is bad input data (exit 65), not a peer's protocol
+    /// fault (the same check raises `invalidRecord` for records received from a peer).
+    @Test func anImportedNameOverTheLimitIsBadInputAndImportsNothing() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let long = String(repeating: "x", count: ItemLimits.maxNameBytes + 1)
+        let json = """
+            {"format": "hp-sync-export", "version": 1, "items": [
+              {"key": "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04", "name": "fine", "dateCreatedMilliseconds": 0},
+              {"key": "5A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04", "name": "\(long)", "dateCreatedMilliseconds": 0}
+            ]}
+            """
+        let file = dir.file("import.json", Array(json.utf8))
+        #expect {
+            try store.importJSON(from: file, imagesDirectory: nil)
+        } throws: { error in
+            guard case StoreError.invalidImport(let reason) = error else { return false }
+            return reason.contains("5A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04")
+        }
+        #expect(try store.items().isEmpty)
+    }
+
     @Test func csvQuotesFields() throws {
         let dir = TempDirectory()
         let store = try Self.populated(dir)

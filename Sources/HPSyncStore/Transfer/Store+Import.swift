@@ -66,7 +66,12 @@ extension Store {
             for record in records { record.image?.discard() }
             throw error
         }
-        return try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+        do {
+            return try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+        } catch StoreError.invalidRecord(let key, let reason) {
+            // From a peer this is a protocol fault; from an import file it is bad input data.
+            throw StoreError.invalidImport("item \(key): \(reason)")
+        }
     }
 
     private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?) throws -> StagedImage {
