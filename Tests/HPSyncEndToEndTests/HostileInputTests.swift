@@ -417,12 +417,13 @@ import Testing
             return outcome
         }
 
+        // Stop the polite loop first: its pulls share the backup store's lock with the one below.
+        attacking.store(false, ordering: .relaxed)
+        while !polite.isFinished { usleep(10_000) }
         // After the flood, the well-behaved client must get through again.
         Thread.sleep(forTimeInterval: 0.5)
         let afterFlood = try backup.run(["pull", "primary"])
         #expect(afterFlood.status == 0, "served after the flood: \(afterFlood.stderr)")
-        attacking.store(false, ordering: .relaxed)
-        while !polite.isFinished { usleep(10_000) }
         let served = wellBehaved.withLock { $0 }
         #expect(served.ok >= 3, "the well-behaved client was served \(served.ok) times")
         // Refusals during the flood are expected; anything else is a failure to serve.
