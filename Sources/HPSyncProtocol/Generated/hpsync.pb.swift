@@ -39,6 +39,9 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
 
   /// the client sends its changes to the server
   case push // = 2
+
+  /// version 2: the client redeems an invitation (JoinRequest)
+  case join // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -50,6 +53,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     case 0: self = .unspecified
     case 1: self = .pull
     case 2: self = .push
+    case 3: self = .join
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -59,6 +63,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     case .unspecified: return 0
     case .pull: return 1
     case .push: return 2
+    case .join: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -68,6 +73,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     .unspecified,
     .pull,
     .push,
+    .join,
   ]
 
 }
@@ -103,6 +109,9 @@ public nonisolated enum Hpsync_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseItera
 
   /// a record or image failed validation (digest, size, key)
   case errorBadData // = 10
+
+  /// version 2: the invitation is unknown, used or expired
+  case errorInvitation // = 11
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -122,6 +131,7 @@ public nonisolated enum Hpsync_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseItera
     case 8: self = .errorShuttingDown
     case 9: self = .errorNodeIDMismatch
     case 10: self = .errorBadData
+    case 11: self = .errorInvitation
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -139,6 +149,7 @@ public nonisolated enum Hpsync_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseItera
     case .errorShuttingDown: return 8
     case .errorNodeIDMismatch: return 9
     case .errorBadData: return 10
+    case .errorInvitation: return 11
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -156,6 +167,49 @@ public nonisolated enum Hpsync_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseItera
     .errorShuttingDown,
     .errorNodeIDMismatch,
     .errorBadData,
+    .errorInvitation,
+  ]
+
+}
+
+public nonisolated enum Hpsync_V1_Permission: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// may pull
+  case read // = 1
+
+  /// may pull and push
+  case readWrite // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .read
+    case 2: self = .readWrite
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .read: return 1
+    case .readWrite: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Hpsync_V1_Permission] = [
+    .unspecified,
+    .read,
+    .readWrite,
   ]
 
 }
@@ -248,6 +302,24 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     set {body = .done(newValue)}
   }
 
+  /// version 2
+  public var joinRequest: Hpsync_V1_JoinRequest {
+    get {
+      if case .joinRequest(let v)? = body {return v}
+      return Hpsync_V1_JoinRequest()
+    }
+    set {body = .joinRequest(newValue)}
+  }
+
+  /// version 2
+  public var joinAccepted: Hpsync_V1_JoinAccepted {
+    get {
+      if case .joinAccepted(let v)? = body {return v}
+      return Hpsync_V1_JoinAccepted()
+    }
+    set {body = .joinAccepted(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -261,6 +333,10 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     case imageHeader(Hpsync_V1_ImageHeader)
     case pageDone(Hpsync_V1_PageDone)
     case done(Hpsync_V1_Done)
+    /// version 2
+    case joinRequest(Hpsync_V1_JoinRequest)
+    /// version 2
+    case joinAccepted(Hpsync_V1_JoinAccepted)
 
   }
 
@@ -354,6 +430,11 @@ public nonisolated struct Hpsync_V1_ManifestPage: Sendable {
 
   /// no more pages follow
   public var final: Bool = false
+
+  /// Version 2: non-zero on every page of a full listing by a source that has discarded
+  /// tombstones. Keys the sink holds that are absent from the whole listing and whose version's
+  /// stamp is below this value were deleted at the source (Protocol.md section 6.1).
+  public var reconcileHorizon: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -565,21 +646,59 @@ public nonisolated struct Hpsync_V1_Error: Sendable {
   public init() {}
 }
 
+/// Version 2. The joiner's proof that it holds an invitation's one-time secret.
+public nonisolated struct Hpsync_V1_JoinRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 32 bytes, from the invitation string
+  public var secret: Data = Data()
+
+  /// the name the joiner suggests for itself, at most 64 bytes
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Version 2. The server added the joiner to its peers.
+public nonisolated struct Hpsync_V1_JoinAccepted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// what the joiner may do
+  public var allow: Hpsync_V1_Permission = .unspecified
+
+  /// the name the server lists the joiner under
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "hpsync.v1"
 
 nonisolated extension Hpsync_V1_Intent: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTENT_UNSPECIFIED\0\u{1}INTENT_PULL\0\u{1}INTENT_PUSH\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTENT_UNSPECIFIED\0\u{1}INTENT_PULL\0\u{1}INTENT_PUSH\0\u{1}INTENT_JOIN\0")
 }
 
 nonisolated extension Hpsync_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_UNSPECIFIED\0\u{1}ERROR_INCOMPATIBLE_VERSION\0\u{1}ERROR_NOT_AUTHORIZED\0\u{1}ERROR_READ_ONLY\0\u{1}ERROR_BUSY\0\u{1}ERROR_PROTOCOL\0\u{1}ERROR_LIMIT\0\u{1}ERROR_INTERNAL\0\u{1}ERROR_SHUTTING_DOWN\0\u{1}ERROR_NODE_ID_MISMATCH\0\u{1}ERROR_BAD_DATA\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_UNSPECIFIED\0\u{1}ERROR_INCOMPATIBLE_VERSION\0\u{1}ERROR_NOT_AUTHORIZED\0\u{1}ERROR_READ_ONLY\0\u{1}ERROR_BUSY\0\u{1}ERROR_PROTOCOL\0\u{1}ERROR_LIMIT\0\u{1}ERROR_INTERNAL\0\u{1}ERROR_SHUTTING_DOWN\0\u{1}ERROR_NODE_ID_MISMATCH\0\u{1}ERROR_BAD_DATA\0\u{1}ERROR_INVITATION\0")
+}
+
+nonisolated extension Hpsync_V1_Permission: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_UNSPECIFIED\0\u{1}PERMISSION_READ\0\u{1}PERMISSION_READ_WRITE\0")
 }
 
 nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0\u{3}join_request\0\u{3}join_accepted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -717,6 +836,32 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
           self.body = .done(v)
         }
       }()
+      case 11: try {
+        var v: Hpsync_V1_JoinRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .joinRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .joinRequest(v)
+        }
+      }()
+      case 12: try {
+        var v: Hpsync_V1_JoinAccepted?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .joinAccepted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .joinAccepted(v)
+        }
+      }()
       default: break
       }
     }
@@ -767,6 +912,14 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
     case .done?: try {
       guard case .done(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .joinRequest?: try {
+      guard case .joinRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .joinAccepted?: try {
+      guard case .joinAccepted(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
     }()
     case nil: break
     }
@@ -927,7 +1080,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ManifestPage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -938,6 +1091,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.final) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.reconcileHorizon) }()
       default: break
       }
     }
@@ -953,6 +1107,9 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if self.final != false {
       try visitor.visitSingularBoolField(value: self.final, fieldNumber: 3)
     }
+    if self.reconcileHorizon != 0 {
+      try visitor.visitSingularUInt64Field(value: self.reconcileHorizon, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -960,6 +1117,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if lhs.entries != rhs.entries {return false}
     if lhs.throughSeq != rhs.throughSeq {return false}
     if lhs.final != rhs.final {return false}
+    if lhs.reconcileHorizon != rhs.reconcileHorizon {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1392,6 +1550,76 @@ nonisolated extension Hpsync_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._Mes
   public static func ==(lhs: Hpsync_V1_Error, rhs: Hpsync_V1_Error) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_JoinRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JoinRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}secret\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.secret) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.secret.isEmpty {
+      try visitor.visitSingularBytesField(value: self.secret, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_JoinRequest, rhs: Hpsync_V1_JoinRequest) -> Bool {
+    if lhs.secret != rhs.secret {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_JoinAccepted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JoinAccepted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}allow\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.allow) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.allow != .unspecified {
+      try visitor.visitSingularEnumField(value: self.allow, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_JoinAccepted, rhs: Hpsync_V1_JoinAccepted) -> Bool {
+    if lhs.allow != rhs.allow {return false}
+    if lhs.name != rhs.name {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -64,6 +64,7 @@ extension Message {
             self = .pageDone(
                 throughSeq: try Self.seq(done.throughSeq, "PageDone", "through_seq"), counts: Self.counts(done.counts))
         case .done(let done): self = .done(Self.counts(done.counts))
+        case .joinRequest, .joinAccepted: throw .unknownMessage  // version 2: not implemented yet
         }
     }
 
