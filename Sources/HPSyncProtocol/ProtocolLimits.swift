@@ -1,16 +1,16 @@
-/// The hard limits of protocol version 1; Protocol.md §Limits lists the same numbers.
+/// The hard limits of protocol versions 1 and 2; Protocol.md §Limits lists the same numbers.
 ///
 /// A receiver checks every one of them and ends the session with `ERROR_LIMIT` when a peer
 /// exceeds it, so no peer can make the other allocate without bound.
 public enum ProtocolLimits {
     /// The protocol versions this build speaks.
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 1
+    public static let maxVersion: UInt32 = 2
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20
-    /// Largest payload of the client's first frame (its Hello, at most ~330 bytes), checked
-    /// before the peer is authorized.
+    /// Largest payload of each frame a client sends before it is authorized: its Hello (at most
+    /// ~330 bytes) and, in a join, its JoinRequest (at most ~110 bytes).
     public static let maxHelloBytes = 4096
     /// Largest payload of an IMAGE_CHUNK frame.
     public static let maxChunkBytes = 1 << 20
@@ -23,6 +23,8 @@ public enum ProtocolLimits {
     /// Longest `software` text in Hello and `message` text in Error, in UTF-8 bytes.
     public static let maxSoftwareBytes = 256
     public static let maxErrorMessageBytes = 1024
+    /// Longest `name` in JoinRequest and JoinAccepted, in UTF-8 bytes (a peer name's limit).
+    public static let maxJoinNameBytes = 64
 
     /// What this implementation sends (below the hard limits above).
     public static let manifestPageSize = 1000

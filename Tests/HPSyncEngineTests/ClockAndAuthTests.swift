@@ -86,7 +86,8 @@ import Testing
     }
 
     @Test func versionNegotiationPicksHighestCommon() {
-        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 1)
-        #expect(ServerHandshake.negotiate(min: 2, max: 5) == nil)
+        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 2)
+        #expect(ServerHandshake.negotiate(min: 1, max: 1) == 1)
+        #expect(ServerHandshake.negotiate(min: 3, max: 5) == nil)
     }
 }

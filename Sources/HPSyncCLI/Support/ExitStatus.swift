@@ -63,7 +63,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return "protocol or version mismatch: the peer broke the protocol or speaks no common version"
         case .permissionDenied:
             return "authentication or authorization refused: untrusted server, unknown client, read-only peer "
-                + "pushing, node ID mismatch, insecure key file"
+                + "pushing, node ID mismatch, insecure key file, invitation refused or for another server"
         case .locked: return "locked: another pull/push/sync holds the store's lock (its PID is named); try later"
         case .refusedByGuard:
             return "refused by a safety guard (mass deletion); nothing applied; override with `--allow-mass-delete`"
@@ -101,7 +101,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     static func of(_ error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash: return .noInput
+        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash, .unknownInvitation:
+            return .noInput
         case .storeExists, .cannotCreate: return .cannotCreate
         case .io: return .ioError
         case .busy: return .temporaryFailure
@@ -109,7 +110,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .stagingOverflow, .invalidRecord: return .protocolError
         case .invalidKey, .unknownKey, .alreadyDeleted, .keyExists, .ambiguousPrefix, .prefixTooShort, .invalidName,
             .invalidSerial, .invalidPeerName, .peerExists, .unknownPeer, .notAnImage, .imageTooLarge, .digestMismatch,
-            .invalidImport:
+            .invalidImport, .ambiguousInvitation:
             return .dataError
         }
     }
@@ -142,7 +143,7 @@ extension ExitStatus {
         switch error {
         case .refusedByPeer(let peerError):
             switch peerError.code {
-            case .notAuthorized, .readOnly, .nodeIDMismatch: return .permissionDenied
+            case .notAuthorized, .readOnly, .nodeIDMismatch, .invitation: return .permissionDenied
             case .busy, .shuttingDown, .internalError: return .temporaryFailure
             case .incompatibleVersion, .protocolViolation, .limit, .badData, .unspecified: return .protocolError
             }

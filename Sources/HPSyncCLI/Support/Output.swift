@@ -22,6 +22,11 @@ enum Output {
         writeBytes(Array("hp-sync: error: \(text)\n".utf8), to: STDERR_FILENO)
     }
 
+    /// Guidance for the person at the terminal, on stderr so stdout stays one parseable result.
+    static func note(_ text: String) {
+        writeBytes(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: STDERR_FILENO)
+    }
+
     static func warning(_ text: String) {
         writeBytes(Array("hp-sync: warning: \(text)\n".utf8), to: STDERR_FILENO)
     }

@@ -47,12 +47,13 @@ public final class SyncServer: Sendable {
             handler: { connection in
                 var log = logger
                 log[metadataKey: "remote"] = "\(connection.remoteAddress)"
-                let channel = FramedChannel(stream: connection)
-                // The Hello gets the handshake's time limit: no slot is held by a trickle.
-                channel.nextFrameDeadline = .now + handshakeTimeout
-                channel.nextFrameMaxBytes = ProtocolLimits.maxHelloBytes
-                ServerSession(store: store, logger: log, shouldStop: isStopping)
-                    .serve(channel, certificateNodeID: connection.peerNodeID)
+                // What arrives before authorization gets the handshake's time limit: no slot is
+                // held by a trickle.
+                ServerSession(
+                    store: store, logger: log, preAuthorizationDeadline: .now + handshakeTimeout,
+                    shouldStop: isStopping
+                )
+                .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
             },
             onBusy: { connection in
                 logger.notice("refused connection: busy", metadata: ["remote": "\(connection.remoteAddress)"])

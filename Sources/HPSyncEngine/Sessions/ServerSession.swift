@@ -12,14 +12,18 @@ public final class ServerSession {
     private let logger: Logger
     private let shouldStop: @Sendable () -> Bool
     private let software: String
+    private let preAuthorizationDeadline: ContinuousClock.Instant?
 
+    /// - Parameter preAuthorizationDeadline: when every frame the client sends before it is
+    ///   authorized (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
     public init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        shouldStop: @escaping @Sendable () -> Bool = { false }
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil, shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
         self.store = store
         self.logger = logger
         self.software = software
+        self.preAuthorizationDeadline = preAuthorizationDeadline
         self.shouldStop = shouldStop
     }
 
@@ -32,11 +36,15 @@ public final class ServerSession {
         defer { channel.close() }
         var report: SyncReport?
         do {
-            let (hello, peer) = try accept(channel, certificateNodeID: certificateNodeID)
+            let (hello, known) = try accept(channel, certificateNodeID: certificateNodeID)
+            guard let direction = hello.intent.direction, let peer = known else {
+                try serveJoin(channel, joiner: certificateNodeID, logger: log)
+                return nil
+            }
             log[metadataKey: "peer"] = "\(peer.name)"
-            var current = SyncReport(direction: hello.intent, peer: peer.name)
+            var current = SyncReport(direction: direction, peer: peer.name)
             defer { report = current }
-            switch hello.intent {
+            switch direction {
             case .pull: try servePull(channel, report: &current, logger: log)
             case .push: try servePush(channel, report: &current, logger: log)
             }
@@ -60,7 +68,11 @@ public final class ServerSession {
         return report
     }
 
-    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (HelloMessage, Peer) {
+    /// Reads and answers the Hello; the peer entry is nil only for a join by an unknown node.
+    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (HelloMessage, Peer?) {
+        // An unauthenticated peer must not hold a slot by trickling bytes, nor make us reserve
+        // a full message buffer.
+        channel.limitNextFrame(maxBytes: ProtocolLimits.maxHelloBytes, deadline: preAuthorizationDeadline)
         let first = try channel.receiveMessage(expecting: "Hello")
         guard case .hello(let hello) = first else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: first.name, expected: "Hello"))
@@ -72,11 +84,35 @@ public final class ServerSession {
         switch decision {
         case .accept(let reply):
             try channel.send(.hello(reply))
-            return (hello, peer!)
+            return (hello, peer)
         case .refuse(let error):
             try? channel.send(.error(error))
             throw ServerRefusal(error: error)
         }
+    }
+
+    /// Redeems the client's invitation and answers JoinAccepted, its last message (Protocol.md §5.5).
+    private func serveJoin(_ channel: any MessageChannel, joiner: NodeID, logger: Logger) throws {
+        channel.limitNextFrame(maxBytes: ProtocolLimits.maxHelloBytes, deadline: preAuthorizationDeadline)
+        let message = try channel.receiveMessage(expecting: "JoinRequest")
+        let request: JoinRequestMessage
+        switch message {
+        case .joinRequest(let received): request = received
+        case .error(let error): throw SyncError.refusedByPeer(error)
+        default: throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "JoinRequest"))
+        }
+        let peer: Peer
+        do {
+            peer = try store.redeemInvitation(request.secret, joiner: joiner, suggestedName: request.name)
+        } catch let refusal as InvitationRefusal {
+            let error = PeerErrorMessage(code: .invitation, message: refusal.description)
+            try? channel.send(.error(error))
+            throw ServerRefusal(error: error)
+        }
+        try channel.send(.joinAccepted(allow: peer.permission, name: peer.name))
+        logger.notice(
+            "peer joined with an invitation",
+            metadata: ["name": "\(peer.name)", "allow": "\(peer.permission.rawValue)", "node": "\(joiner)"])
     }
 
     private func servePull(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {

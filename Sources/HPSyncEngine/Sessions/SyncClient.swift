@@ -76,11 +76,32 @@ public final class SyncClient {
         return report
     }
 
+    /// Redeems an invitation: says Hello with INTENT_JOIN (version 2), proves the secret, and
+    /// returns what the server granted. `serverNodeID` is what TLS authenticated, so the secret
+    /// only ever goes to the server the invitation names. Ends the session (Protocol.md §5.5).
+    public func join(
+        over channel: any MessageChannel, serverNodeID: NodeID, secret: InvitationSecret, suggestedName: String,
+        software: String = Options().software
+    ) throws -> JoinResult {
+        defer { channel.close() }
+        var options = Options()
+        options.software = software
+        _ = try handshake(channel, intent: .join, serverNodeID: serverNodeID, options: options)
+        try channel.send(.joinRequest(JoinRequestMessage(secret: secret, name: suggestedName)))
+        let reply = try channel.receiveMessage(expecting: "JoinAccepted")
+        switch reply {
+        case .joinAccepted(let allow, let name): return JoinResult(allow: allow, name: name)
+        case .error(let error): throw SyncError.refusedByPeer(error)
+        default: throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "JoinAccepted"))
+        }
+    }
+
     private func handshake(_ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options)
         throws -> HelloMessage
     {
         let hello = HelloMessage(
-            nodeID: store.nodeID, storeID: store.storeID, intent: intent, software: options.software)
+            minVersion: max(ProtocolLimits.minVersion, intent.minimumVersion), nodeID: store.nodeID,
+            storeID: store.storeID, intent: intent, software: options.software)
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch reply {
@@ -88,7 +109,7 @@ public final class SyncClient {
             guard server.nodeID == serverNodeID else {
                 throw SyncError.nodeIDMismatch(expected: serverNodeID, actual: server.nodeID)
             }
-            guard server.version >= ProtocolLimits.minVersion, server.version <= ProtocolLimits.maxVersion,
+            guard server.version >= hello.minVersion, server.version <= hello.maxVersion,
                 server.intent == intent
             else {
                 throw SyncError.protocolViolation(
@@ -119,6 +140,12 @@ public final class SyncClient {
         report.seconds = (ContinuousClock.now - started).seconds
         channel.close()
     }
+}
+
+/// What a server granted a joiner: its permission there and the name it is listed under.
+public struct JoinResult: Sendable, Equatable {
+    public var allow: PeerPermission
+    public var name: String
 }
 
 /// The version this build reports in Hello and `--version`.

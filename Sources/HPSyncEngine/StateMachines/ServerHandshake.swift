@@ -4,6 +4,9 @@ import HPSyncStore
 
 /// The server's decision on a client's Hello, with no I/O: accept with the answer to send, or
 /// refuse with the Error to send. Every refusal tells the person what to do about it.
+///
+/// Only peers the server lists may pull or push; a JOIN (version 2) is accepted from any node,
+/// since the JoinRequest that follows is what authorizes it (or not).
 public enum ServerHandshake {
     public enum Decision: Sendable, Equatable {
         case accept(reply: HelloMessage)
@@ -24,7 +27,8 @@ public enum ServerHandshake {
                     code: .nodeIDMismatch,
                     message: "Hello names node \(hello.nodeID) but the TLS certificate is node \(certificateNodeID)"))
         }
-        guard let peer else {
+        // A join is how an unknown node becomes a peer: its JoinRequest is the authorization.
+        if peer == nil && hello.intent != .join {
             return .refuse(
                 PeerErrorMessage(
                     code: .notAuthorized,
@@ -32,15 +36,19 @@ public enum ServerHandshake {
                         "this server does not know node \(certificateNodeID); to allow it, run on the server: hp-sync peer add NAME \(certificateNodeID)"
                 ))
         }
-        guard let version = negotiate(min: hello.minVersion, max: hello.maxVersion) else {
+        let minimum = max(hello.minVersion, hello.intent.minimumVersion)
+        guard let version = negotiate(min: minimum, max: hello.maxVersion) else {
+            let intentNote =
+                hello.intent.minimumVersion > 1
+                ? " (INTENT_\(hello.intent.rawValue.uppercased()) needs version \(hello.intent.minimumVersion))" : ""
             return .refuse(
                 PeerErrorMessage(
                     code: .incompatibleVersion,
                     message:
-                        "no common protocol version: client speaks \(hello.minVersion)...\(hello.maxVersion), server speaks \(ProtocolLimits.minVersion)...\(ProtocolLimits.maxVersion); upgrade the older side"
+                        "no common protocol version: client speaks \(hello.minVersion)...\(hello.maxVersion), server speaks \(ProtocolLimits.minVersion)...\(ProtocolLimits.maxVersion)\(intentNote); upgrade the older side"
                 ))
         }
-        if hello.intent == .push && peer.permission != .readWrite {
+        if hello.intent == .push, let peer, peer.permission != .readWrite {
             return .refuse(
                 PeerErrorMessage(
                     code: .readOnly,

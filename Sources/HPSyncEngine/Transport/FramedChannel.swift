@@ -11,12 +11,12 @@ public final class FramedChannel: MessageChannel {
     public private(set) var bytesReceived: Int64 = 0
     /// When set, the next frame must be complete by this instant however steadily its bytes
     /// trickle in (each read only bounds the wait for *some* byte); cleared after that frame.
-    /// The server sets it for the Hello, so an unauthenticated peer cannot hold a session slot
-    /// by sending one byte at a time (slowloris).
+    /// The server sets it for the frames before authorization, so an unauthenticated peer cannot
+    /// hold a session slot by sending one byte at a time (slowloris).
     public var nextFrameDeadline: ContinuousClock.Instant?
     /// When set, the next frame may carry at most this many payload bytes; cleared after that
-    /// frame. The server sets it for the Hello, so an unauthenticated peer cannot make it
-    /// reserve a full 4 MiB message buffer.
+    /// frame. The server sets it for the frames before authorization, so an unauthenticated peer
+    /// cannot make it reserve a full 4 MiB message buffer.
     public var nextFrameMaxBytes: Int?
 
     public init(stream: any ByteStream, bufferSize: Int = 256 << 10) {
@@ -51,6 +51,11 @@ public final class FramedChannel: MessageChannel {
         case .message: return .message(try Message(decoding: payload))
         case .imageChunk: return .imageChunk(payload)
         }
+    }
+
+    public func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?) {
+        nextFrameMaxBytes = maxBytes
+        nextFrameDeadline = deadline
     }
 
     public func close() {

@@ -16,6 +16,9 @@ public protocol MessageChannel: AnyObject {
     /// Bytes sent and received so far, for the session's report.
     var bytesSent: Int64 { get }
     var bytesReceived: Int64 { get }
+    /// Bounds the next frame only: at most `maxBytes` of payload, complete by `deadline` (nil: no
+    /// deadline) however steadily its bytes trickle in. For frames read before authorization.
+    func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?)
     func close()
 }
 

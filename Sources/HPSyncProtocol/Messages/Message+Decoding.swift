@@ -64,7 +64,29 @@ extension Message {
             self = .pageDone(
                 throughSeq: try Self.seq(done.throughSeq, "PageDone", "through_seq"), counts: Self.counts(done.counts))
         case .done(let done): self = .done(Self.counts(done.counts))
-        case .joinRequest, .joinAccepted: throw .unknownMessage  // version 2: not implemented yet
+        case .joinRequest(let request):
+            guard let secret = InvitationSecret(bytes: request.secret) else {
+                throw .invalidField(
+                    message: "JoinRequest", field: "secret", problem: "must be 32 bytes, got \(request.secret.count)")
+            }
+            try Self.joinName(request.name, "JoinRequest")
+            self = .joinRequest(JoinRequestMessage(secret: secret, name: request.name))
+        case .joinAccepted(let accepted):
+            let allow: PeerPermission
+            switch accepted.allow {
+            case .read: allow = .read
+            case .readWrite: allow = .readWrite
+            default:
+                throw .invalidField(
+                    message: "JoinAccepted", field: "allow", problem: "must be PERMISSION_READ or PERMISSION_READ_WRITE"
+                )
+            }
+            guard Peer.isValidName(accepted.name) else {
+                throw .invalidField(
+                    message: "JoinAccepted", field: "name",
+                    problem: "must be 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
+            }
+            self = .joinAccepted(allow: allow, name: accepted.name)
         }
     }
 
@@ -78,7 +100,10 @@ extension Message {
         switch hello.intent {
         case .pull: intent = .pull
         case .push: intent = .push
-        default: throw .invalidField(message: "Hello", field: "intent", problem: "must be INTENT_PULL or INTENT_PUSH")
+        case .join: intent = .join
+        default:
+            throw .invalidField(
+                message: "Hello", field: "intent", problem: "must be INTENT_PULL, INTENT_PUSH or INTENT_JOIN")
         }
         guard hello.software.utf8.count <= ProtocolLimits.maxSoftwareBytes else {
             throw .invalidField(message: "Hello", field: "software", problem: "is longer than 256 bytes")
@@ -167,6 +192,13 @@ extension Message {
         result.entries = clamp(counts.entries)
         result.records = clamp(counts.records)
         return result
+    }
+
+    private static func joinName(_ name: String, _ message: String) throws(ProtocolError) {
+        guard name.utf8.count <= ProtocolLimits.maxJoinNameBytes else {
+            throw .invalidField(
+                message: message, field: "name", problem: "is \(name.utf8.count) bytes, the limit is 64")
+        }
     }
 
     private static func key(_ text: String, _ message: String, _ field: String) throws(ProtocolError) -> ItemKey {

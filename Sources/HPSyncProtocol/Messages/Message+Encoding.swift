@@ -20,7 +20,11 @@ extension Message {
             wire.maxVersion = hello.maxVersion
             wire.nodeID = Data(hello.nodeID.bytes)
             wire.storeID = Data(hello.storeID.bytes)
-            wire.intent = hello.intent == .pull ? .pull : .push
+            switch hello.intent {
+            case .pull: wire.intent = .pull
+            case .push: wire.intent = .push
+            case .join: wire.intent = .join
+            }
             wire.version = hello.version
             wire.software = hello.software
             return .hello(wire)
@@ -81,6 +85,16 @@ extension Message {
             var wire = Hpsync_V1_Done()
             wire.counts = Self.counts(counts)
             return .done(wire)
+        case .joinRequest(let request):
+            var wire = Hpsync_V1_JoinRequest()
+            wire.secret = Data(request.secret.bytes)
+            wire.name = request.name
+            return .joinRequest(wire)
+        case .joinAccepted(let allow, let name):
+            var wire = Hpsync_V1_JoinAccepted()
+            wire.allow = allow == .readWrite ? .readWrite : .read
+            wire.name = name
+            return .joinAccepted(wire)
         }
     }
 

@@ -1,8 +1,23 @@
 import HPSyncCrypto
 import HPSyncStore
 
-/// What a client wants from a session: the store's own pull/push direction.
-public typealias SyncIntent = SyncDirection
+/// What a client wants from a session: pull or push changes, or (version 2) join the server's
+/// peers by redeeming an invitation.
+public enum SyncIntent: String, Sendable, Equatable {
+    case pull, push, join
+
+    /// The direction changes flow in; nil for a join, which moves no items.
+    public var direction: SyncDirection? {
+        switch self {
+        case .pull: return .pull
+        case .push: return .push
+        case .join: return nil
+        }
+    }
+
+    /// The lowest protocol version that defines this intent.
+    public var minimumVersion: UInt32 { self == .join ? 2 : 1 }
+}
 
 /// The validated contents of a Hello.
 public struct HelloMessage: Equatable, Sendable {
@@ -116,6 +131,7 @@ public enum WireErrorCode: Int, Sendable, Equatable {
     case shuttingDown = 8
     case nodeIDMismatch = 9
     case badData = 10
+    case invitation = 11
 
     /// The name Protocol.md and hpsync.proto use, e.g. `ERROR_READ_ONLY`.
     public var name: String {
@@ -131,6 +147,7 @@ public enum WireErrorCode: Int, Sendable, Equatable {
         case .shuttingDown: return "ERROR_SHUTTING_DOWN"
         case .nodeIDMismatch: return "ERROR_NODE_ID_MISMATCH"
         case .badData: return "ERROR_BAD_DATA"
+        case .invitation: return "ERROR_INVITATION"
         }
     }
 }
@@ -146,7 +163,19 @@ public struct PeerErrorMessage: Equatable, Sendable {
     }
 }
 
-/// Every message of protocol version 1, validated.
+/// Version 2: the joiner's proof that it holds an invitation's secret.
+public struct JoinRequestMessage: Equatable, Sendable {
+    public var secret: InvitationSecret
+    /// The name the joiner suggests for itself (at most 64 bytes, any text; the server sanitizes it).
+    public var name: String
+
+    public init(secret: InvitationSecret, name: String) {
+        self.secret = secret
+        self.name = name
+    }
+}
+
+/// Every message of protocol versions 1 and 2, validated.
 public enum Message: Equatable, Sendable {
     case hello(HelloMessage)
     case error(PeerErrorMessage)
@@ -158,6 +187,11 @@ public enum Message: Equatable, Sendable {
     case imageHeader(ImageHeaderMessage)
     case pageDone(throughSeq: Int64, counts: ChangeCounts)
     case done(ChangeCounts)
+    /// Version 2, client to server after a JOIN Hello.
+    case joinRequest(JoinRequestMessage)
+    /// Version 2, the server's last message of a successful join: what the joiner may do and
+    /// the (valid peer) name the server lists it under.
+    case joinAccepted(allow: PeerPermission, name: String)
 
     /// The message's name as Protocol.md spells it, for errors and logs.
     public var name: String {
@@ -172,6 +206,8 @@ public enum Message: Equatable, Sendable {
         case .imageHeader: return "ImageHeader"
         case .pageDone: return "PageDone"
         case .done: return "Done"
+        case .joinRequest: return "JoinRequest"
+        case .joinAccepted: return "JoinAccepted"
         }
     }
 }

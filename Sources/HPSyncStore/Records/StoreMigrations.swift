@@ -81,6 +81,20 @@ enum StoreMigrations {
                 t.column("trashedAt", .integer).notNull().indexed()
             }
         }
+        // Invitations (`hp-sync invite`, `peer join`): only the SHA-256 of each one-time secret
+        // is kept. A redeemed row stays, marked with who used it and when, so a second use is
+        // told "already used" rather than "unknown".
+        migrator.registerMigration("v4-invitations") { db in
+            try db.create(table: "invitation") { t in
+                t.primaryKey("secretHash", .blob).check { length($0) == 32 }
+                t.column("permission", .text).notNull().check { ["read", "read-write"].contains($0) }
+                t.column("name", .text)
+                t.column("createdAt", .integer).notNull()
+                t.column("expiresAt", .integer).notNull()
+                t.column("usedAt", .integer)
+                t.column("usedBy", .blob)
+            }
+        }
         return migrator
     }
 

@@ -31,6 +31,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case missingImportFile(path: String)
     case missingImportImage(ItemKey, directory: String)
     case notInTrash(String)
+    case unknownInvitation(String)
+    case ambiguousInvitation(String)
 
     public var description: String {
         switch self {
@@ -94,6 +96,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "cannot read \(path); check the path of the file to import"
         case .notInTrash(let what):
             return "nothing in the trash for \(Self.clip(what)); see `hp-sync trash list`"
+        case .unknownInvitation(let id):
+            return "no invitation with ID \(Self.clip(id)); list them with `hp-sync invite list`"
+        case .ambiguousInvitation(let id):
+            return "invitation ID \(id) matches several invitations; give more of the ID shown by `hp-sync invite list`"
         case .missingImportImage(let key, let directory):
             return "the image of item \(key) is not in \(directory) (expected \(directory)/\(key)); "
                 + "pass --images with the directory used at export"
