@@ -101,6 +101,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "HPSyncCLITests",
+            dependencies: ["HPSyncCLI", "HPSyncEngine"]
+        ),
+        .testTarget(
             name: "HPSyncEndToEndTests",
             // The hostile-input suite crafts raw frames with the generated protobuf types.
             dependencies: [

@@ -193,19 +193,43 @@ final class Dialer: @unchecked Sendable {
         let b = try TestNode("b")
         try a.allow(b)
         for i in 0..<3 { try a.add("item \(i)", image: jpeg(UInt8(i))) }
-        let seen = Mutex<[SyncProgress]>([])
-        var options = SyncClient.Options()
-        options.progress = { progress in seen.withLock { $0.append(progress) } }
-        _ = try Sync.session(b, a, .pipe) { channel in
-            try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: channel, serverNodeID: a.nodeID, peerName: "a", options: options)
-        } wrap: {
-            $0
-        }
-        let updates = seen.withLock { $0 }
+        let updates = try progressUpdates(b, a, .pull)
         #expect(updates.count == 4, "three images, one page")
         #expect(updates.last?.items == 3)
         #expect(updates.last?.images == 3)
         #expect((updates.last?.bytes ?? 0) > 9000)
+        #expect(updates.allSatisfy { $0.totalEntries == nil }, "a pull's manifest announces no total")
+    }
+
+    @Test func aPushKnowsItsTotalSoItsProgressHasAnETA() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        for i in 0..<1_500 { try b.add("item \(i)") }
+        let updates = try progressUpdates(b, a, .push)
+        #expect(updates.map(\.entries) == [1_000, 1_500], "one update per page")
+        #expect(updates.allSatisfy { $0.totalEntries == 1_500 })
+        #expect(updates.first?.secondsLeft(elapsed: 10) == 5, "500 more at 100 per second")
+        #expect(updates.last?.secondsLeft(elapsed: 10) == 0)
+    }
+
+    /// The progress updates `client` reports while it pulls from or pushes to `server`.
+    private func progressUpdates(_ client: TestNode, _ server: TestNode, _ direction: SyncDirection) throws
+        -> [SyncProgress]
+    {
+        let seen = Mutex<[SyncProgress]>([])
+        var options = SyncClient.Options()
+        options.progress = { progress in seen.withLock { $0.append(progress) } }
+        _ = try Sync.session(client, server, .pipe) { channel in
+            let syncClient = SyncClient(store: client.store, logger: quietLogger)
+            return direction == .pull
+                ? try syncClient.pull(
+                    over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                : try syncClient.push(
+                    over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+        } wrap: {
+            $0
+        }
+        return seen.withLock { $0 }
     }
 }

@@ -10,7 +10,8 @@ import HPSyncEngine
 /// A one-line progress display on stderr, redrawn in place at most five times a second.
 ///
 /// Made only when stderr is a terminal, so cron mail, pipes and log files never see it.
-/// The manifest has no announced length, so it shows items, images, bytes and the rate, not an ETA.
+/// It shows entries, items, images, bytes and the rate; an ETA only when the total is known (a
+/// push). A pull's manifest has no announced length, so a pull shows no ETA rather than a guess.
 final class ProgressLine: @unchecked Sendable {
     private let peer: String
     private let lock = NSLock()
@@ -31,14 +32,25 @@ final class ProgressLine: @unchecked Sendable {
             if let lastDrawn, now - lastDrawn < .milliseconds(200) { return }
             lastDrawn = now
             drawn = true
-            let seconds = max((now - started).seconds, 0.001)
-            let verb = progress.direction == .pull ? "pulling from" : "pushing to"
-            let rate = SyncReportPrinter.formatBytes(Int64(Double(progress.bytes) / seconds))
-            let line =
-                "\(verb) \(peer): \(progress.entries) entries, \(progress.items) items, \(progress.images) images, "
-                + "\(SyncReportPrinter.formatBytes(progress.bytes)) at \(rate)/s, \(Int(seconds)) s"
+            let line = Self.text(progress, peer: peer, elapsed: (now - started).seconds)
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         }
+    }
+
+    /// The line for `progress` after `elapsed` seconds, e.g. "pushing to nas: 500/2000 entries,
+    /// 480 items, 12 images, 3.1 MB at 310.0 KB/s, 10 s, ETA 30 s".
+    static func text(_ progress: SyncProgress, peer: String, elapsed: Double) -> String {
+        let seconds = max(elapsed, 0.001)
+        let verb = progress.direction == .pull ? "pulling from" : "pushing to"
+        let entries = progress.totalEntries.map { "\(progress.entries)/\($0)" } ?? "\(progress.entries)"
+        let rate = SyncReportPrinter.formatBytes(Int64(Double(progress.bytes) / seconds))
+        var line =
+            "\(verb) \(peer): \(entries) entries, \(progress.items) items, \(progress.images) images, "
+            + "\(SyncReportPrinter.formatBytes(progress.bytes)) at \(rate)/s, \(Int(seconds)) s"
+        if let left = progress.secondsLeft(elapsed: seconds) {
+            line += ", ETA \(AgeText.describe(seconds: Int64(left.rounded(.up))))"
+        }
+        return line
     }
 
     /// Erases the line so results and errors start on a clean line.

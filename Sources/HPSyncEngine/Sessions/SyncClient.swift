@@ -62,10 +62,14 @@ public final class SyncClient {
         let highest = try store.lastSeq
         let since = recorded <= highest ? recorded : 0
         let source = SourceSession(channel: channel, store: store, logger: logger)
+        // Every key changed after `since` is one manifest entry: the total behind the ETA.
+        let total = options.progress == nil ? nil : try store.changeCount(after: since)
         var serverCounts = ChangeCounts()
         try source.run(since: since, into: &report) { through, counts in
             serverCounts = counts
-            options.progress?(SyncProgress(pushed: counts, bytes: channel.bytesSent + channel.bytesReceived))
+            options.progress?(
+                SyncProgress(
+                    pushed: counts, bytes: channel.bytesSent + channel.bytesReceived, totalEntries: total))
             if !options.dryRun {
                 try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: through))
             }

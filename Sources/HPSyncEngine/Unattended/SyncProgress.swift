@@ -2,8 +2,8 @@ import HPSyncProtocol
 
 /// How far a session has come, reported after each manifest page and each image.
 ///
-/// The manifest does not announce its length, so there is no total of items; the image count
-/// and bytes of the page being fetched are known, which is where the time goes.
+/// A push knows its total (the local change feed after the push checkpoint), so it has an ETA.
+/// A pull's manifest does not announce its length, so a pull has only counts and a rate.
 public struct SyncProgress: Sendable, Equatable {
     public var direction: SyncReport.Direction
     /// Manifest entries seen so far.
@@ -13,6 +13,8 @@ public struct SyncProgress: Sendable, Equatable {
     public var images = 0
     /// Bytes that crossed the connection so far, both ways.
     public var bytes: Int64 = 0
+    /// How many manifest entries the whole session holds, when known (a push); nil in a pull.
+    public var totalEntries: Int?
 
     public init(direction: SyncReport.Direction) {
         self.direction = direction
@@ -27,12 +29,20 @@ public struct SyncProgress: Sendable, Equatable {
     }
 
     /// A push's progress, from what the server counted so far.
-    init(pushed counts: ChangeCounts, bytes: Int64) {
+    init(pushed counts: ChangeCounts, bytes: Int64, totalEntries: Int?) {
         direction = .push
         entries = counts.entries
         items = counts.inserted + counts.updated + counts.deleted
         images = counts.images
         self.bytes = bytes
+        self.totalEntries = totalEntries
+    }
+
+    /// Seconds until the last entry at the entry rate so far, or nil when that cannot be known:
+    /// no total, no entry done yet, or under a second of history to take a rate from.
+    public func secondsLeft(elapsed seconds: Double) -> Double? {
+        guard let totalEntries, entries > 0, seconds >= 1 else { return nil }
+        return Double(max(totalEntries - entries, 0)) * seconds / Double(entries)
     }
 }
 

@@ -72,6 +72,11 @@ extension Store {
         get throws { try read { db in try MetaRecord.load(db).lastSeq } }
     }
 
+    /// How many feed entries have a seq greater than `seq` (what `changes(after:)` would page through).
+    public func changeCount(after seq: Int64) throws -> Int {
+        try read { db in try ItemRecord.filter(ItemRecord.Columns.seq > seq).fetchCount(db) }
+    }
+
     /// Up to `limit` feed entries with seq greater than `seq`, in ascending seq.
     public func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
         try read { db in
