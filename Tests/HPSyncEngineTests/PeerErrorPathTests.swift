@@ -104,7 +104,7 @@ import Testing
         var script = HostileServer.Script { _, _ in }
         script.hello = { hello in
             var changed = hello
-            changed.version = 2
+            changed.version = 3
             return changed
         }
         let error = try failure(client, script)
@@ -112,7 +112,7 @@ import Testing
             Issue.record("expected a violation, got \(error)")
             return
         }
-        #expect(text.contains("version 2"))
+        #expect(text.contains("version 3"))
     }
 
     @Test func anErrorInsteadOfAPageEndsThePullAndMayBeRetried() throws {

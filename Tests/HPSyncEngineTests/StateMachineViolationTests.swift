@@ -109,8 +109,8 @@ import Testing
     @Test func aClientOfAnotherProtocolVersionIsToldToUpgrade() {
         let client = NodeID(certificateDER: [1])
         var hello = HelloMessage(nodeID: client, storeID: .random(), intent: .pull, software: "future")
-        hello.minVersion = 2
-        hello.maxVersion = 3
+        hello.minVersion = 3
+        hello.maxVersion = 4
         let decision = ServerHandshake.decide(
             hello: hello, certificateNodeID: client, peer: Peer(name: "p", nodeID: client),
             serverNodeID: NodeID(certificateDER: [2]), serverStoreID: .random(), software: "s")
