@@ -13,6 +13,9 @@ public enum SyncError: Error, CustomStringConvertible {
     case imageDigestMismatch(key: String, detail: String)
     /// An image is larger than this store accepts.
     case imageTooLarge(key: String, size: Int64, limit: Int64)
+    /// The peer speaks only version 1 but would need a full reconciliation (this store
+    /// garbage-collected deletions it has not received).
+    case needsReconciliation(peer: String, detail: String)
 
     public var description: String {
         switch self {
@@ -26,6 +29,8 @@ public enum SyncError: Error, CustomStringConvertible {
             return "image for \(key) does not match its digest (\(detail)); nothing from the batch was applied"
         case .imageTooLarge(let key, let size, let limit):
             return "image for \(key) is \(size) bytes, above this store's limit of \(limit) bytes"
+        case .needsReconciliation(let peer, let detail):
+            return "cannot push to \(peer): \(detail); upgrade hp-sync on \(peer)"
         }
     }
 
@@ -37,6 +42,7 @@ public enum SyncError: Error, CustomStringConvertible {
         case .nodeIDMismatch: return .nodeIDMismatch
         case .imageDigestMismatch: return .badData
         case .imageTooLarge: return .limit
+        case .needsReconciliation: return .incompatibleVersion
         }
     }
 }

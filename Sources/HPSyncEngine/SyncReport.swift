@@ -29,6 +29,11 @@ public struct SyncReport: Sendable, Codable {
     public var seconds = 0.0
     /// What the other side counted (the server's Done for pull, its PageDones for push).
     public var peerCounts = ChangeCounts()
+    /// Set when the session was a full reconciliation: the source's GC horizon (milliseconds
+    /// since 1970). Deletions older than it were discarded at the source.
+    public var reconcileHorizon: Int64?
+    /// The part of `deleted` that the reconciliation deleted: live here, no longer at the source.
+    public var reconciled: [String] = []
 
     public init(direction: Direction, peer: String) {
         self.direction = direction

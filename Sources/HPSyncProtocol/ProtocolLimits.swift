@@ -1,11 +1,14 @@
-/// The hard limits of protocol versions 1 and 2; Protocol.md §Limits lists the same numbers.
+/// The protocol versions and hard limits; Protocol.md §Limits lists the same numbers.
 ///
 /// A receiver checks every one of them and ends the session with `ERROR_LIMIT` when a peer
 /// exceeds it, so no peer can make the other allocate without bound.
 public enum ProtocolLimits {
-    /// The protocol versions this build speaks.
+    /// The protocol versions this build speaks. Version 2 adds full reconciliation after
+    /// tombstone garbage collection (`ManifestPage.reconcile_horizon`).
     public static let minVersion: UInt32 = 1
     public static let maxVersion: UInt32 = 2
+    /// The first version whose sources may send `reconcile_horizon`.
+    public static let reconciliationVersion: UInt32 = 2
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

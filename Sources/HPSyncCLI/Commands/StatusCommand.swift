@@ -79,6 +79,11 @@ struct StatusCommand: ParsableCommand {
             lines.append(
                 "  last \(direction.rawValue):  \(when(states.first { $0.direction == direction }?.lastSuccessAt))")
         }
+        // Sessions this store served: the peer pulled from us or pushed to us.
+        for state in states where state.lastServedAt != nil {
+            let what = state.direction == .pull ? "pulled from us" : "pushed to us"
+            lines.append("  last \(what): \(when(state.lastServedAt))")
+        }
         if let failed = states.filter({ $0.lastError != nil }).max(by: {
             ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0)
         }) {

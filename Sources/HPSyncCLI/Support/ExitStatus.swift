@@ -39,8 +39,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case permissionDenied = 77
     /// Another pull, push or sync holds this store's lock; the message names its PID.
     case locked = 79
-    /// A safety guard refused the run (e.g. a pull that would delete most of the backup); nothing
-    /// was applied, and the message says how to override.
+    /// A safety guard refused the run (a pull that would delete most of the backup, or a `gc`
+    /// that a never-synced peer holds back); nothing was applied, and the message says how to override.
     case refusedByGuard = 80
 
     /// One line for the exit-code table (`hp-sync exit-codes` and the README).
@@ -66,7 +66,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
                 + "pushing, node ID mismatch, insecure key file, invitation refused or for another server"
         case .locked: return "locked: another pull/push/sync holds the store's lock (its PID is named); try later"
         case .refusedByGuard:
-            return "refused by a safety guard (mass deletion); nothing applied; override with `--allow-mass-delete`"
+            return "refused by a safety guard (mass deletion; gc held back by a never-synced peer); nothing "
+                + "applied; override with `--allow-mass-delete` or `gc --force`"
         }
     }
 
@@ -92,7 +93,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case let error as ConnectError: return of(error)
         case let error as InterruptedRun: return of(error.underlying)
         case let error as SyncLockError: if case .held = error { return .locked } else { return .ioError }
-        case is MassDeleteRefused: return .refusedByGuard
+        case is MassDeleteRefused, is GCRefused: return .refusedByGuard
         case is CompletedWithWarnings: return .completedWithWarnings
         case is StalePeers: return .verifyFoundProblems
         default: return nil
@@ -148,7 +149,7 @@ extension ExitStatus {
             case .incompatibleVersion, .protocolViolation, .limit, .badData, .unspecified: return .protocolError
             }
         case .protocolViolation(.prematureEOF): return .unavailable
-        case .protocolViolation, .imageDigestMismatch, .imageTooLarge: return .protocolError
+        case .protocolViolation, .imageDigestMismatch, .imageTooLarge, .needsReconciliation: return .protocolError
         case .nodeIDMismatch: return .permissionDenied
         }
     }

@@ -59,4 +59,13 @@ struct StoreOptions: ParsableArguments {
     func openStore() throws -> Store {
         try Store.open(at: storeURL, logger: makeLogger())
     }
+
+    /// Takes the store's run lock (or fails at once with the holder's PID), then opens the store.
+    /// Lock before opening: opening rolls interrupted image writes forward, which must not race
+    /// with a run in flight. Without a store, opening reports that instead.
+    func lockAndOpenStore() throws -> (lock: SyncLock?, store: Store) {
+        let exists = FileManager.default.fileExists(atPath: storeURL.appendingPathComponent("store.sqlite").path)
+        let lock = exists ? try SyncLock.acquire(storeDirectory: storeURL) : nil
+        return (lock, try openStore())
+    }
 }

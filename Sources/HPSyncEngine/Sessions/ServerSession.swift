@@ -36,7 +36,7 @@ public final class ServerSession {
         defer { channel.close() }
         var report: SyncReport?
         do {
-            let (hello, known) = try accept(channel, certificateNodeID: certificateNodeID)
+            let (hello, known, version) = try accept(channel, certificateNodeID: certificateNodeID)
             guard let direction = hello.intent.direction, let peer = known else {
                 try serveJoin(channel, joiner: certificateNodeID, logger: log)
                 return nil
@@ -45,8 +45,16 @@ public final class ServerSession {
             var current = SyncReport(direction: direction, peer: peer.name)
             defer { report = current }
             switch direction {
-            case .pull: try servePull(channel, report: &current, logger: log)
-            case .push: try servePush(channel, report: &current, logger: log)
+            case .pull: try servePull(channel, version: version, report: &current, logger: log)
+            case .push:
+                let source = (store: hello.storeID, node: certificateNodeID)
+                try servePush(channel, source: source, version: version, report: &current, logger: log)
+            }
+            // What `status` shows and what bounds `gc`: when each peer last synced with us.
+            do {
+                try store.recordServed(peer: peer.name, direction: direction)
+            } catch {
+                log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
             current.bytesSent = channel.bytesSent
             current.bytesReceived = channel.bytesReceived
@@ -69,7 +77,9 @@ public final class ServerSession {
     }
 
     /// Reads and answers the Hello; the peer entry is nil only for a join by an unknown node.
-    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (HelloMessage, Peer?) {
+    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (
+        HelloMessage, Peer?, version: UInt32
+    ) {
         // An unauthenticated peer must not hold a slot by trickling bytes, nor make us reserve
         // a full message buffer.
         channel.limitNextFrame(maxBytes: ProtocolLimits.maxHelloBytes, deadline: preAuthorizationDeadline)
@@ -84,7 +94,7 @@ public final class ServerSession {
         switch decision {
         case .accept(let reply):
             try channel.send(.hello(reply))
-            return (hello, peer)
+            return (hello, peer, reply.version)
         case .refuse(let error):
             try? channel.send(.error(error))
             throw ServerRefusal(error: error)
@@ -115,7 +125,9 @@ public final class ServerSession {
             metadata: ["name": "\(peer.name)", "allow": "\(peer.permission.rawValue)", "node": "\(joiner)"])
     }
 
-    private func servePull(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
+    private func servePull(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
+        throws
+    {
         let request = try channel.receiveMessage(expecting: "PullRequest")
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
@@ -123,10 +135,19 @@ public final class ServerSession {
         // A checkpoint beyond our highest seq means this store lost history (restored from an
         // older copy): its seqs will be reused, so the client must read everything again.
         let highest = try store.lastSeq
-        let start = checkpointStore == store.storeID && since <= highest ? since : 0
+        let checkpoint = checkpointStore == store.storeID && since <= highest ? since : 0
+        let start = ListingStart.decide(since: checkpoint, horizon: try store.gcHorizon(), version: version)
+        if case .needsReconciliation(let horizon) = start {
+            let refusal = PeerErrorMessage(
+                code: .incompatibleVersion,
+                message: ListingStart.refusal(
+                    horizon: horizon, source: "this server", sink: "this client", upgrade: "a client"))
+            try? channel.send(.error(refusal))
+            throw ServerRefusal(error: refusal)
+        }
         let source = SourceSession(channel: channel, store: store, logger: logger, shouldStop: shouldStop)
         var sinkCounts = ChangeCounts()
-        try source.run(since: start, into: &report) { _, counts in sinkCounts = counts }
+        try source.run(from: start, into: &report) { _, counts in sinkCounts = counts }
         report.peerCounts = sinkCounts
         var done = ChangeCounts()
         done.entries = report.manifestEntries
@@ -136,8 +157,14 @@ public final class ServerSession {
         try channel.send(.done(done))
     }
 
-    private func servePush(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
-        let sink = SinkSession(channel: channel, store: store, options: .init(), logger: logger)
+    private func servePush(
+        _ channel: any MessageChannel, source: (store: StoreID, node: NodeID), version: UInt32,
+        report: inout SyncReport, logger: Logger
+    ) throws {
+        var options = SinkSession.Options()
+        options.source = source
+        options.version = version
+        let sink = SinkSession(channel: channel, store: store, options: options, logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))
     }

@@ -13,6 +13,10 @@ final class SinkSession {
         /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
         var checkpoint: (store: StoreID, direction: SyncDirection)?
         var progress: SyncProgressHandler?
+        /// The source's store and node, which a full reconciliation needs; nil for none.
+        var source: (store: StoreID, node: NodeID)?
+        /// The negotiated version: `reconcile_horizon` means nothing before version 2.
+        var version = ProtocolLimits.maxVersion
     }
 
     private let channel: any MessageChannel
@@ -23,6 +27,9 @@ final class SinkSession {
     private var staged: [StagedImage] = []
     /// Once a record is refused, the checkpoint stays before it so a later run retries it.
     private var frozenCheckpoint: Int64?
+    /// The horizon of the reconciliation this session takes part in (decided on its first page).
+    private var reconciling: VersionStamp?
+    private var preview: ReconcilePreview?
 
     init(channel: any MessageChannel, store: Store, options: Options, logger: Logger) {
         self.channel = channel
@@ -34,9 +41,13 @@ final class SinkSession {
 
     /// Runs until the source's final page is applied.
     func run(into report: inout SyncReport) throws {
+        defer { try? preview?.close() }
+        var isFirst = true
         while true {
             let page = try receivePage()
-            try handle(page, report: &report)
+            let step = try reconcileStep(for: page, isFirst: isFirst, report: &report)
+            isFirst = false
+            try handle(page, reconcile: step, report: &report)
             try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts))
             reportProgress(report)
             if machine.pageApplied() { return }
@@ -55,11 +66,10 @@ final class SinkSession {
         return page
     }
 
-    private func handle(_ page: ManifestPage, report: inout SyncReport) throws {
+    private func handle(_ page: ManifestPage, reconcile step: ReconcileStep?, report: inout SyncReport) throws {
         report.manifestEntries += page.entries.count
         // One read of this page's local rows serves the merge rule and the image decisions.
-        var local: [ItemKey: Item] = [:]
-        for item in try store.records(page.entries.map(\.key)) { local[item.key] = item }
+        let local = try store.mergeBases(page.entries.map(\.key))
         let (acceptable, refusals) = clockGuard(page)
         let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
@@ -73,6 +83,7 @@ final class SinkSession {
             report.updated += plan.updated.map(\.rawValue)
             report.deleted += plan.deleted.map(\.rawValue)
             report.tombstonesRecorded += plan.tombstonesRecorded.count
+            if let step { try previewReconciliation(step, report: &report) }
             return
         }
         defer { discardStaged() }
@@ -94,14 +105,45 @@ final class SinkSession {
             incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
             holdCheckpoint(before: withheld, in: page)
         }
-        let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page))
+        let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page), reconcile: step)
         staged.removeAll()
+        report.reconciled += outcome.reconciled.map(\.rawValue)
         report.inserted += outcome.inserted.map(\.rawValue)
         report.updated += outcome.updated.map(\.rawValue)
         report.deleted += outcome.deleted.map(\.rawValue)
         report.tombstonesRecorded += outcome.tombstonesRecorded.count
         report.skipped += outcome.skipped.count
         report.refused += outcome.refused.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+    }
+
+    /// The page's part in a full reconciliation, or nil. The first page decides: it carries the
+    /// source's horizon (a listing from 0), or an interrupted reconciliation with this source
+    /// continues from the checkpoint it reached.
+    private func reconcileStep(for page: ManifestPage, isFirst: Bool, report: inout SyncReport) throws
+        -> ReconcileStep?
+    {
+        guard let source = options.source else { return nil }
+        let horizon = options.version >= ProtocolLimits.reconciliationVersion ? page.reconcileHorizon : nil
+        if isFirst {
+            reconciling = try horizon ?? store.reconciliationInProgress(source: source.store)
+            report.reconcileHorizon = reconciling.map { Int64($0.milliseconds) }
+        }
+        guard reconciling != nil else { return nil }
+        return ReconcileStep(
+            source: source.store, sourceNode: source.node, horizon: horizon, isFirstPage: isFirst,
+            listed: page.entries.map(\.key), isFinal: page.isFinal)
+    }
+
+    /// A dry run's reconciliation: lists the keys aside and reports what the final page would delete.
+    private func previewReconciliation(_ step: ReconcileStep, report: inout SyncReport) throws {
+        let preview =
+            self.preview ?? ReconcilePreview(store: store, source: step.source, continuing: step.horizon == nil)
+        self.preview = preview
+        try preview.record(step.listed)
+        guard step.isFinal, let reconciling else { return }
+        let victims = try preview.victims(horizon: reconciling).map(\.rawValue)
+        report.deleted += victims
+        report.reconciled += victims
     }
 
     /// Splits a page into entries we accept and those the clock guard refuses.

@@ -24,11 +24,15 @@ final class SourceSession {
         self.shouldStop = shouldStop
     }
 
-    /// Sends pages after `since`; `pageApplied` runs when the sink confirms each page.
+    /// Sends pages from `start` (which must not be `.needsReconciliation`); `pageApplied` runs
+    /// when the sink confirms each page.
     func run(
-        since: Int64, into report: inout SyncReport, pageApplied: (_ throughSeq: Int64, ChangeCounts) throws -> Void
+        from start: ListingStart, into report: inout SyncReport,
+        pageApplied: (_ throughSeq: Int64, ChangeCounts) throws -> Void
     ) throws {
-        var cursor = since
+        var cursor = start.since
+        let horizon = try store.gcHorizon()
+        report.reconcileHorizon = start.horizon.map { Int64($0.milliseconds) }
         while true {
             if shouldStop() {
                 let stop = PeerErrorMessage(
@@ -36,7 +40,9 @@ final class SourceSession {
                 try? channel.send(.error(stop))
                 throw ServerRefusal(error: stop)
             }
-            let page = try makePage(after: cursor)
+            try checkNoCollection(since: horizon, cursor: cursor)
+            var page = try makePage(after: cursor)
+            page.reconcileHorizon = start.horizon
             try channel.send(.manifestPage(page))
             machine.sent(page)
             report.manifestEntries += page.entries.count
@@ -61,6 +67,17 @@ final class SourceSession {
                 }
             }
         }
+    }
+
+    /// A `gc` (another process) that dropped tombstones not yet listed would make the sink miss
+    /// those deletions: end the session, so the next one starts where the new horizon says.
+    private func checkNoCollection(since horizon: GCHorizon, cursor: Int64) throws {
+        let now = try store.gcHorizon()
+        guard now != horizon, now.seq > cursor else { return }
+        let stop = PeerErrorMessage(
+            code: .internalError, message: "tombstones were garbage-collected during the session; sync again")
+        try? channel.send(.error(stop))
+        throw ServerRefusal(error: stop)
     }
 
     private func makePage(after cursor: Int64) throws -> ManifestPage {

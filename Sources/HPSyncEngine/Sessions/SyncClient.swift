@@ -39,6 +39,8 @@ public final class SyncClient {
         sinkOptions.dryRun = options.dryRun
         sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
         sinkOptions.progress = options.progress
+        sinkOptions.source = (server.storeID, server.nodeID)
+        sinkOptions.version = server.version
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try sink.run(into: &report)
         report.peerCounts = try receiveDone(channel)
@@ -60,12 +62,20 @@ public final class SyncClient {
         // older copy and will reuse seqs: offer everything again (the server skips what it has).
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
         let highest = try store.lastSeq
-        let since = recorded <= highest ? recorded : 0
+        let start = ListingStart.decide(
+            since: recorded <= highest ? recorded : 0, horizon: try store.gcHorizon(), version: server.version)
+        if case .needsReconciliation(let horizon) = start {
+            let message = ListingStart.refusal(
+                horizon: horizon, source: "this store", sink: "server \(peerName)", upgrade: "a server")
+            try? channel.send(.error(PeerErrorMessage(code: .incompatibleVersion, message: message)))
+            channel.close()
+            throw SyncError.needsReconciliation(peer: peerName, detail: message)
+        }
         let source = SourceSession(channel: channel, store: store, logger: logger)
         // Every key changed after `since` is one manifest entry: the total behind the ETA.
-        let total = options.progress == nil ? nil : try store.changeCount(after: since)
+        let total = options.progress == nil ? nil : try store.changeCount(after: start.since)
         var serverCounts = ChangeCounts()
-        try source.run(since: since, into: &report) { through, counts in
+        try source.run(from: start, into: &report) { through, counts in
             serverCounts = counts
             options.progress?(
                 SyncProgress(

@@ -32,6 +32,8 @@ public struct SinkStateMachine: Sendable {
     /// The previous page's `through_seq`; nil before the first page, because the source may
     /// start from 0 rather than where it was asked (its store was re-created or restored).
     private var lastThroughSeq: Int64?
+    /// The first page's `reconcile_horizon`: every page of a session carries the same one.
+    private var horizon: VersionStamp??
     private var currentPage: ManifestPage?
     private var pageKeys: Set<ItemKey> = []
 
@@ -85,6 +87,10 @@ public struct SinkStateMachine: Sendable {
                     throw .violation("ManifestPage repeats seq \(first.seq), already covered through \(lastThroughSeq)")
                 }
             }
+            if let horizon, horizon != page.reconcileHorizon {
+                throw .violation("ManifestPage.reconcile_horizon changed within the session")
+            }
+            horizon = .some(page.reconcileHorizon)
             let keys = Set(page.entries.map(\.key))
             guard keys.count == page.entries.count else { throw .violation("ManifestPage lists a key twice") }
             lastThroughSeq = page.throughSeq

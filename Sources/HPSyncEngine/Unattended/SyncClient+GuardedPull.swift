@@ -23,7 +23,8 @@ extension SyncClient {
                 preview.progress = nil
                 var report = try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: preview)
                 try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peerName)
-                if report.manifestEntries == 0 {
+                // (A reconciliation can delete here even when the listing is empty.)
+                if report.manifestEntries == 0 && report.reconciled.isEmpty {
                     report.dryRun = false
                     return report
                 }

@@ -147,7 +147,9 @@ extension Message {
                         stamp: VersionStamp(rawValue: entry.stamp), origin: try node(entry.origin, "ManifestEntry")),
                     deleted: entry.deleted, seq: entrySeq))
         }
-        return ManifestPage(entries: entries, throughSeq: throughSeq, isFinal: page.final)
+        return ManifestPage(
+            entries: entries, throughSeq: throughSeq, isFinal: page.final,
+            reconcileHorizon: page.reconcileHorizon == 0 ? nil : VersionStamp(rawValue: page.reconcileHorizon))
     }
 
     private static func validate(_ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {

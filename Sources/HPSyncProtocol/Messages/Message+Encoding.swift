@@ -51,6 +51,7 @@ extension Message {
             }
             wire.throughSeq = UInt64(page.throughSeq)
             wire.final = page.isFinal
+            wire.reconcileHorizon = page.reconcileHorizon?.rawValue ?? 0
             return .manifestPage(wire)
         case .fetchRecords(let keys):
             var wire = Hpsync_V1_FetchRecords()

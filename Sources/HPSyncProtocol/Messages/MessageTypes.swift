@@ -53,11 +53,17 @@ public struct ManifestPage: Equatable, Sendable {
     public var entries: [ManifestEntry]
     public var throughSeq: Int64
     public var isFinal: Bool
+    /// Version 2: set on every page of a full listing by a source that collected tombstones the
+    /// sink has not seen; nil otherwise (Protocol.md section 6.1).
+    public var reconcileHorizon: VersionStamp?
 
-    public init(entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool) {
+    public init(
+        entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, reconcileHorizon: VersionStamp? = nil
+    ) {
         self.entries = entries
         self.throughSeq = throughSeq
         self.isFinal = isFinal
+        self.reconcileHorizon = reconcileHorizon
     }
 }
 

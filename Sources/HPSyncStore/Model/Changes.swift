@@ -93,6 +93,9 @@ public struct ApplyOutcome: Sendable, Hashable {
     public var inserted: [ItemKey] = []
     public var updated: [ItemKey] = []
     public var deleted: [ItemKey] = []
+    /// The part of `deleted` a full reconciliation deleted: live here, absent from the source's
+    /// listing and older than its GC horizon.
+    public var reconciled: [ItemKey] = []
     /// Tombstones stored for keys that had no live item here (they still propagate).
     public var tombstonesRecorded: [ItemKey] = []
     /// Records whose version did not beat the local one.

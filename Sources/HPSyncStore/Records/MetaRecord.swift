@@ -21,12 +21,21 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
     var lastSeq: Int64
     var schemaVersion: Int64
     var createdAt: Int64
+    /// Unknown keys behave as tombstones at this stamp (0: no tombstone was ever collected).
+    var gcHorizonStamp: Int64 = 0
+    /// The highest seq of a collected tombstone: a sink whose checkpoint is below it has not seen
+    /// every deletion, and needs a full reconciliation.
+    var gcHorizonSeq: Int64 = 0
 
     static func load(_ db: Database) throws -> MetaRecord {
         guard let meta = try MetaRecord.fetchOne(db, key: 1) else {
             throw StoreError.database("the meta row is missing; the store is damaged, restore it from a peer")
         }
         return meta
+    }
+
+    var gcHorizon: GCHorizon {
+        GCHorizon(stamp: VersionStamp(rawValue: UInt64(bitPattern: gcHorizonStamp)), seq: gcHorizonSeq)
     }
 
     var highWater: VersionStamp {

@@ -10,6 +10,7 @@ struct PeerSyncRecord: Codable, FetchableRecord, PersistableRecord {
         static let lastSuccessAt = Column("lastSuccessAt")
         static let lastFailureAt = Column("lastFailureAt")
         static let lastError = Column("lastError")
+        static let lastServedAt = Column("lastServedAt")
     }
 
     var peerName: String
@@ -17,4 +18,6 @@ struct PeerSyncRecord: Codable, FetchableRecord, PersistableRecord {
     var lastSuccessAt: Int64?
     var lastFailureAt: Int64?
     var lastError: String?
+    /// When this store, serving, last completed a session of this intent with the peer.
+    var lastServedAt: Int64?
 }

@@ -95,6 +95,29 @@ enum StoreMigrations {
                 t.column("usedBy", .blob)
             }
         }
+        // Tombstone garbage collection (`hp-sync gc`): the horizon this store has collected up to,
+        // when peers last synced from us (the gc clamp), and the keys a full reconciliation with a
+        // source that collected tombstones has listed so far (resumable, bounded memory).
+        migrator.registerMigration("v5-gc") { db in
+            try db.alter(table: "meta") { t in
+                t.add(column: "gcHorizonStamp", .integer).notNull().defaults(to: 0)
+                t.add(column: "gcHorizonSeq", .integer).notNull().defaults(to: 0)
+            }
+            try db.alter(table: "peerSync") { t in
+                t.add(column: "lastServedAt", .integer)
+            }
+            try db.create(table: "reconcile") { t in
+                t.primaryKey("peerStoreID", .blob)
+                t.column("horizon", .integer).notNull()
+                t.column("sourceNode", .blob).notNull()
+                t.column("startedAt", .integer).notNull()
+            }
+            try db.create(table: "reconcileListed", options: .withoutRowID) { t in
+                t.column("peerStoreID", .blob).notNull()
+                t.column("key", .text).notNull()
+                t.primaryKey(["peerStoreID", "key"])
+            }
+        }
         return migrator
     }
 

@@ -11,6 +11,14 @@ public struct PeerSyncState: Sendable, Equatable {
     public var lastFailureAt: Int64?
     /// The message of the last failure, kept until a later success clears it.
     public var lastError: String?
+    /// When this store, serving, last completed a session in which the peer pulled (`.pull`) or
+    /// pushed (`.push`). Milliseconds since 1970.
+    public var lastServedAt: Int64?
+
+    /// The latest successful session of either kind: ours with the peer, or the peer's with us.
+    public var lastSyncedAt: Int64? {
+        [lastSuccessAt, lastServedAt].compactMap { $0 }.max()
+    }
 }
 
 extension Store {
@@ -21,6 +29,17 @@ extension Store {
             var record = try fetchPeerSync(db, peer: peer, direction: direction)
             record.lastSuccessAt = now
             record.lastError = nil
+            try record.save(db)
+        }
+    }
+
+    /// Records that the peer completed a session this store served (`direction` is the peer's
+    /// intent: it pulled from us or pushed to us), for `status` and the gc clamp.
+    public func recordServed(peer: String, direction: SyncDirection) throws {
+        let now = Int64(clock.nowMilliseconds())
+        try write { db in
+            var record = try fetchPeerSync(db, peer: peer, direction: direction)
+            record.lastServedAt = now
             try record.save(db)
         }
     }
@@ -47,7 +66,8 @@ extension Store {
                     guard let direction = SyncDirection(rawValue: record.direction) else { return nil }
                     return PeerSyncState(
                         peer: record.peerName, direction: direction, lastSuccessAt: record.lastSuccessAt,
-                        lastFailureAt: record.lastFailureAt, lastError: record.lastError)
+                        lastFailureAt: record.lastFailureAt, lastError: record.lastError,
+                        lastServedAt: record.lastServedAt)
                 }
         }
     }

@@ -8,13 +8,19 @@ extension Store {
     /// stamped too far in the future are refused and listed; the rest are skipped. Images are
     /// renamed into place after the commit. On a thrown error nothing is applied and the staged
     /// temporaries are removed.
-    public func applyRemote(_ records: [IncomingRecord], checkpoint: CheckpointUpdate?) throws -> ApplyOutcome {
-        try applyBatch(records, checkpoint: checkpoint, clockGuard: true)
+    ///
+    /// A key this store has no row for counts, once it has collected tombstones, as a tombstone
+    /// at its GC horizon (see `GCHorizon`): an older version loses. `reconcile` is the page's
+    /// part in a full reconciliation, committed in the same transaction.
+    public func applyRemote(
+        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil
+    ) throws -> ApplyOutcome {
+        try applyBatch(records, checkpoint: checkpoint, clockGuard: true, reconcile: reconcile)
     }
 
-    func applyBatch(_ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool) throws
-        -> ApplyOutcome
-    {
+    func applyBatch(
+        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool, reconcile: ReconcileStep? = nil
+    ) throws -> ApplyOutcome {
         let originals = Set(records.compactMap { $0.image?.tempName })
         defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
         try records.forEach(validateIncoming)
@@ -47,6 +53,7 @@ extension Store {
             var result = ApplyOutcome()
             // One lookup for the batch; rows written below replace their entries.
             var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
+            let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -58,7 +65,7 @@ extension Store {
                 }
                 changeClock.observe(item.version.stamp)
                 let local = locals[key.rawValue]
-                if let local, !(item.version > (try local.version)) {
+                if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
                 }
@@ -87,6 +94,14 @@ extension Store {
                 case (true, true): result.deleted.append(key)
                 case (false, true): result.tombstonesRecorded.append(key)
                 }
+            }
+            if let reconcile {
+                let effects = try self.reconcile(
+                    db, reconcile, clock: &changeClock, keepReplaced: keepReplaced, now: now)
+                result.deleted += effects.deleted
+                result.reconciled = effects.deleted
+                unlinkHere += effects.unlink
+                supersededHere += effects.supersededTemps
             }
             if let checkpoint {
                 try CheckpointRecord(

@@ -1,10 +1,11 @@
 import Foundation
 import HPSyncEngine
+import HPSyncStore
 
 /// How `pull`, `push` and `sync` show a session's change set.
 enum SyncReportPrinter {
     /// One line: `pulled from nas: 12 inserted, 3 updated, 2 deleted, 5 images (18.4 MB) in 0.42 s`.
-    static func summary(_ report: SyncReport) -> String {
+    static func summary(_ report: SyncReport, trash: Bool = true) -> String {
         let verb = report.direction == .pull ? "pulled from" : "pushed to"
         let prefix = report.dryRun ? "dry run, would have \(verb)" : verb
         // A push is applied by the server; its PageDone counts say what changed there.
@@ -18,7 +19,25 @@ enum SyncReportPrinter {
             + "\(images) image\(images == 1 ? "" : "s") (\(formatBytes(bytes))) in "
             + String(format: "%.2f s", report.seconds)
         if !report.refused.isEmpty { line += ", \(report.refused.count) refused" }
+        if let note = reconciliation(report, trash: trash) { line += "\n" + note }
         return line
+    }
+
+    /// The note a full reconciliation deserves: the source discarded deletions, so what it no
+    /// longer lists was deleted here (into the trash, when the pull keeps deleted versions).
+    static func reconciliation(_ report: SyncReport, trash: Bool = true) -> String? {
+        guard let horizon = report.reconcileHorizon else { return nil }
+        let date = DateText.iso8601(milliseconds: horizon)
+        if report.direction == .push {
+            return "full reconciliation: this store discarded deletions older than \(date) that \(report.peer) "
+                + "had not received; \(report.peer) deleted what it still had of them"
+        }
+        let count = report.reconciled.count
+        let items = "\(count) local item\(count == 1 ? "" : "s") it no longer has"
+        let fate =
+            report.dryRun
+            ? "would be deleted" : (trash ? "\(count == 1 ? "was" : "were") moved to the trash" : "deleted")
+        return "full reconciliation: \(report.peer) discarded deletions older than \(date); \(items) \(fate)"
     }
 
     /// Keys per category, for --dry-run.
@@ -51,12 +70,20 @@ enum SyncReportPrinter {
     /// Prints a session's outcome the way the flags ask.
     static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
         for refusal in reports.flatMap(\.refused) { Output.warning("refused \(refusal.key): \(refusal.reason)") }
+        // Deletions a reconciliation made are worth a line even in cron's --quiet runs.
+        if options.quiet || options.json {
+            for report in reports where !report.reconciled.isEmpty && !report.dryRun {
+                if let note = reconciliation(report, trash: options.keepDeletedMilliseconds > 0) {
+                    Output.warning(note)
+                }
+            }
+        }
         if options.json {
             Output.write(try json(reports))
         } else if !options.quiet || options.dryRun {
             for report in reports {
                 if report.dryRun { Output.write(listing(report)) }
-                Output.write(summary(report) + "\n")
+                Output.write(summary(report, trash: options.keepDeletedMilliseconds > 0) + "\n")
             }
         }
         let refused = reports.reduce(0) { $0 + $1.refused.count }

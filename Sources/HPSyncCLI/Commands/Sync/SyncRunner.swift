@@ -20,13 +20,7 @@ struct SyncRunner {
         storeOptions: StoreOptions, syncOptions: SyncCommandOptions, _ body: (SyncRunner) throws -> T
     ) throws -> T {
         var logger = storeOptions.makeLogger(default: syncOptions.quiet ? .error : .warning)
-        // Lock before opening: opening rolls interrupted image writes forward, which must not
-        // race with a run in flight. Without a store, opening reports that instead.
-        let directory = storeOptions.storeURL
-        let lock =
-            FileManager.default.fileExists(atPath: directory.appendingPathComponent("store.sqlite").path)
-            ? try SyncLock.acquire(storeDirectory: directory) : nil
-        let store = try storeOptions.openStore()
+        let (lock, store) = try storeOptions.lockAndOpenStore()
         return try withExtendedLifetime(lock) {
             logger[metadataKey: "session"] = "\(Self.sessionID())"
             let identity = try storeOptions.loadIdentity()
