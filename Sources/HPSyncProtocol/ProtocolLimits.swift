@@ -5,7 +5,7 @@
 public enum ProtocolLimits {
     /// The protocol versions this build speaks.
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 1
+    public static let maxVersion: UInt32 = 2
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

@@ -32,13 +32,13 @@ public final class ServerSession {
         defer { channel.close() }
         var report: SyncReport?
         do {
-            let (hello, peer) = try accept(channel, certificateNodeID: certificateNodeID)
+            let (hello, peer, version) = try accept(channel, certificateNodeID: certificateNodeID)
             log[metadataKey: "peer"] = "\(peer.name)"
             var current = SyncReport(direction: hello.intent, peer: peer.name)
             defer { report = current }
             switch hello.intent {
-            case .pull: try servePull(channel, report: &current, logger: log)
-            case .push: try servePush(channel, report: &current, logger: log)
+            case .pull: try servePull(channel, version: version, report: &current, logger: log)
+            case .push: try servePush(channel, version: version, report: &current, logger: log)
             }
             current.bytesSent = channel.bytesSent
             current.bytesReceived = channel.bytesReceived
@@ -60,7 +60,9 @@ public final class ServerSession {
         return report
     }
 
-    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (HelloMessage, Peer) {
+    private func accept(_ channel: any MessageChannel, certificateNodeID: NodeID) throws -> (
+        HelloMessage, Peer, version: UInt32
+    ) {
         let first = try channel.receiveMessage(expecting: "Hello")
         guard case .hello(let hello) = first else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: first.name, expected: "Hello"))
@@ -72,14 +74,16 @@ public final class ServerSession {
         switch decision {
         case .accept(let reply):
             try channel.send(.hello(reply))
-            return (hello, peer!)
+            return (hello, peer!, reply.version)
         case .refuse(let error):
             try? channel.send(.error(error))
             throw ServerRefusal(error: error)
         }
     }
 
-    private func servePull(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
+    private func servePull(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
+        throws
+    {
         let request = try channel.receiveMessage(expecting: "PullRequest")
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
@@ -88,7 +92,8 @@ public final class ServerSession {
         // older copy): its seqs will be reused, so the client must read everything again.
         let highest = try store.lastSeq
         let start = checkpointStore == store.storeID && since <= highest ? since : 0
-        let source = SourceSession(channel: channel, store: store, logger: logger, shouldStop: shouldStop)
+        let source = SourceSession(
+            channel: channel, store: store, version: version, logger: logger, shouldStop: shouldStop)
         var sinkCounts = ChangeCounts()
         try source.run(since: start, into: &report) { _, counts in sinkCounts = counts }
         report.peerCounts = sinkCounts
@@ -100,8 +105,10 @@ public final class ServerSession {
         try channel.send(.done(done))
     }
 
-    private func servePush(_ channel: any MessageChannel, report: inout SyncReport, logger: Logger) throws {
-        let sink = SinkSession(channel: channel, store: store, options: .init(), logger: logger)
+    private func servePush(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
+        throws
+    {
+        let sink = SinkSession(channel: channel, store: store, options: .init(version: version), logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))
     }

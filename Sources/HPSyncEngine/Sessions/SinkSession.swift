@@ -6,21 +6,44 @@ import Logging
 
 /// Receives a source's changes into the local store: evaluates each manifest page by the merge
 /// rule, fetches the winning records and the images it has no copy of, verifies every image,
-/// and commits each page in one transaction (with the checkpoint, when it keeps one).
+/// and commits in one transaction each page (version 1) or each batch of pages (version 2),
+/// together with the checkpoint when it keeps one.
 final class SinkSession {
     struct Options {
         var dryRun = false
         /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
         var checkpoint: (store: StoreID, direction: SyncDirection)?
         var progress: SyncProgressHandler?
+        /// The session's protocol version. From 2 on, PageDone asks for the next page at once and
+        /// pages are committed in batches (`Batch`), which saves most of the per-page commits.
+        var version: UInt32 = 1
+        /// When set, decides on the first page whether the session applies; when it says no (or
+        /// the source cannot tell, version 1), the session only previews, like `dryRun`.
+        var applyIf: SyncClient.ApplyDecision?
+        /// Version 2: commit once this many records are held.
+        var commitEvery = Batch.records
+    }
+
+    /// When a version-2 sink commits what it holds: at the final page, or once it holds this
+    /// many records or image bytes, whichever comes first.
+    public enum Batch {
+        public static let records = 10_000
+        public static let imageBytes: Int64 = 64 << 20
     }
 
     private let channel: any MessageChannel
     private let store: Store
     private let logger: Logger
-    private let options: Options
+    private var options: Options
     private var machine: SinkStateMachine
     private var staged: [StagedImage] = []
+    /// Received and checked, not yet committed (version 2 only).
+    private var pending: [IncomingRecord] = []
+    private var pendingKeys = Set<ItemKey>()
+    private var pendingImageBytes: Int64 = 0
+    private var pendingImages: [SHA256Digest: StagedImage] = [:]
+    private var lastPage: ManifestPage?
+    private var durableSeq: Int64 = 0
     /// Once a record is refused, the checkpoint stays before it so a later run retries it.
     private var frozenCheckpoint: Int64?
 
@@ -34,13 +57,28 @@ final class SinkSession {
 
     /// Runs until the source's final page is applied.
     func run(into report: inout SyncReport) throws {
+        defer { discardStaged() }
+        var first = true
         while true {
             let page = try receivePage()
+            if first { decideWhetherToApply(page, report: &report) }
+            first = false
             try handle(page, report: &report)
-            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts))
+            if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
+            let durable = options.version >= 2 ? durableSeq : 0
+            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable))
             reportProgress(report)
             if machine.pageApplied() { return }
         }
+    }
+
+    /// Turns the session into a preview unless `applyIf` accepts the source's announcement.
+    private func decideWhetherToApply(_ page: ManifestPage, report: inout SyncReport) {
+        guard let applyIf = options.applyIf, !options.dryRun else { return }
+        if options.version >= 2 && applyIf(page.tombstonesAhead) { return }
+        options.dryRun = true
+        options.checkpoint = nil
+        report.dryRun = true
     }
 
     private func next() throws -> SinkStateMachine.Event {
@@ -75,7 +113,12 @@ final class SinkSession {
             report.tombstonesRecorded += plan.tombstonesRecorded.count
             return
         }
-        defer { discardStaged() }
+        // A key changed twice during the session must meet its first change in the database.
+        if page.entries.contains(where: { pendingKeys.contains($0.key) }) {
+            try commitPending(report: &report)
+            local = [:]
+            for item in try store.records(page.entries.map(\.key)) { local[item.key] = item }
+        }
         var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
         if !plan.fetch.isEmpty {
             let records = try fetchRecords(plan.fetch, report: &report)
@@ -94,8 +137,30 @@ final class SinkSession {
             incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
             holdCheckpoint(before: withheld, in: page)
         }
-        let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page))
-        staged.removeAll()
+        pending += incoming
+        for record in incoming {
+            pendingKeys.insert(record.item.key)
+            pendingImageBytes += record.image?.ref.size ?? 0
+        }
+        lastPage = page
+        if options.version < 2 || page.isFinal || pending.count >= options.commitEvery
+            || pendingImageBytes >= Batch.imageBytes
+        {
+            try commitPending(report: &report)
+        }
+    }
+
+    /// Applies what the session holds in one transaction, with the checkpoint of the last page.
+    private func commitPending(report: inout SyncReport) throws {
+        guard let page = lastPage else { return }
+        let outcome = try store.applyRemote(pending, checkpoint: checkpointUpdate(page))
+        durableSeq = page.throughSeq
+        pending.removeAll(keepingCapacity: true)
+        pendingKeys.removeAll(keepingCapacity: true)
+        pendingImageBytes = 0
+        pendingImages.removeAll()
+        lastPage = nil
+        discardStaged()
         report.inserted += outcome.inserted.map(\.rawValue)
         report.updated += outcome.updated.map(\.rawValue)
         report.deleted += outcome.deleted.map(\.rawValue)
@@ -160,6 +225,8 @@ final class SinkSession {
             }
             if let mine = local[item.key], !mine.deleted, mine.image == image {
                 plans[item.key] = ImageSource.alreadyHere
+            } else if let held = pendingImages[image.digest] {
+                plans[item.key] = ImageSource.staged(held)
             } else if let file = try store.imageFile(withDigest: image.digest) {
                 plans[item.key] = ImageSource.localCopy(file)
             } else {
@@ -174,7 +241,10 @@ final class SinkSession {
             try channel.send(.fetchImages(Array(group)))
             machine.requestedImages(Array(group))
             for _ in group {
-                if let image = try receiveImage(report: &report) { fetched[image.ref.digest] = image }
+                if let image = try receiveImage(report: &report) {
+                    fetched[image.ref.digest] = image
+                    pendingImages[image.ref.digest] = image
+                }
             }
         }
         var result: [IncomingRecord] = []
@@ -186,6 +256,8 @@ final class SinkSession {
             switch plan {
             case .alreadyHere:
                 result.append(IncomingRecord(item: item, image: nil))
+            case .staged(let held):
+                result.append(IncomingRecord(item: item, image: held))
             case .localCopy(let file):
                 let copy = try store.stageImage(copying: file, expected: image)
                 staged.append(copy)
@@ -207,6 +279,8 @@ final class SinkSession {
 
     private enum ImageSource {
         case alreadyHere
+        /// Bytes an earlier page of this batch already fetched.
+        case staged(StagedImage)
         case localCopy(URL)
         case fetched
     }

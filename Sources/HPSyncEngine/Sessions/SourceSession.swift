@@ -11,24 +11,29 @@ final class SourceSession {
     private let store: Store
     private let logger: Logger
     private let shouldStop: @Sendable () -> Bool
-    private var machine = SourceStateMachine()
+    private let version: UInt32
+    private var machine: SourceStateMachine
     private var chunkBuffer: [UInt8] = []
 
     init(
-        channel: any MessageChannel, store: Store, logger: Logger,
+        channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
+        self.version = version
+        self.machine = SourceStateMachine(version: version)
         self.channel = channel
         self.store = store
         self.logger = logger
         self.shouldStop = shouldStop
     }
 
-    /// Sends pages after `since`; `pageApplied` runs when the sink confirms each page.
+    /// Sends pages after `since`; `pageApplied` runs whenever the sink confirms that pages
+    /// through `durableSeq` are durably applied, and with its counts after the final page.
     func run(
-        since: Int64, into report: inout SyncReport, pageApplied: (_ throughSeq: Int64, ChangeCounts) throws -> Void
+        since: Int64, into report: inout SyncReport, pageApplied: (_ durableSeq: Int64, ChangeCounts) throws -> Void
     ) throws {
         var cursor = since
+        var first = true
         while true {
             if shouldStop() {
                 let stop = PeerErrorMessage(
@@ -36,7 +41,9 @@ final class SourceSession {
                 try? channel.send(.error(stop))
                 throw ServerRefusal(error: stop)
             }
-            let page = try makePage(after: cursor)
+            var page = try makePage(after: cursor)
+            if first, version >= 2 { page.tombstonesAhead = try store.tombstoneCount(after: since) }
+            first = false
             try channel.send(.manifestPage(page))
             machine.sent(page)
             report.manifestEntries += page.entries.count
@@ -49,8 +56,8 @@ final class SourceSession {
                     report.recordsTransferred += records.count
                 case .sendImages(let wanted):
                     for image in wanted { try send(image, report: &report) }
-                case .sendNextPage(let through, let counts):
-                    try pageApplied(through, counts)
+                case .sendNextPage(let through, let durable, let counts):
+                    if let durable { try pageApplied(durable, counts) }
                     cursor = through
                     break pageLoop
                 case .finished(let counts):

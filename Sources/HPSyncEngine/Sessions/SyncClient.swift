@@ -12,8 +12,18 @@ public final class SyncClient {
         public var software = "hp-sync \(HPSyncVersion.current)"
         /// Called after each page and image; nil for none.
         public var progress: SyncProgressHandler?
+        /// For a pull: when set, the session applies only if this accepts the number of
+        /// tombstones the server announces on its first page (version 2); otherwise, or with a
+        /// version-1 server, the session is a preview (its report has `dryRun` set).
+        public var applyIf: ApplyDecision?
+        /// For a pull with a version-2 server: commit once this many records are held (and at
+        /// the final page). An interrupted pull loses at most this much work.
+        public var commitEvery = SinkSession.Batch.records
         public init() {}
     }
+
+    /// Decides from the tombstones a session will list whether it may apply.
+    public typealias ApplyDecision = @Sendable (_ tombstonesAhead: Int64) -> Bool
 
     let store: Store
     private let logger: Logger
@@ -39,6 +49,9 @@ public final class SyncClient {
         sinkOptions.dryRun = options.dryRun
         sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
         sinkOptions.progress = options.progress
+        sinkOptions.version = server.version
+        sinkOptions.applyIf = options.applyIf
+        sinkOptions.commitEvery = options.commitEvery
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try sink.run(into: &report)
         report.peerCounts = try receiveDone(channel)
@@ -61,7 +74,7 @@ public final class SyncClient {
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
         let highest = try store.lastSeq
         let since = recorded <= highest ? recorded : 0
-        let source = SourceSession(channel: channel, store: store, logger: logger)
+        let source = SourceSession(channel: channel, store: store, version: server.version, logger: logger)
         var serverCounts = ChangeCounts()
         try source.run(since: since, into: &report) { through, counts in
             serverCounts = counts

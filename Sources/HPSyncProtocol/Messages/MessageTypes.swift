@@ -38,11 +38,14 @@ public struct ManifestPage: Equatable, Sendable {
     public var entries: [ManifestEntry]
     public var throughSeq: Int64
     public var isFinal: Bool
+    /// Version 2, first page only: how many tombstones the session will list (0 otherwise).
+    public var tombstonesAhead: Int64
 
-    public init(entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool) {
+    public init(entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, tombstonesAhead: Int64 = 0) {
         self.entries = entries
         self.throughSeq = throughSeq
         self.isFinal = isFinal
+        self.tombstonesAhead = tombstonesAhead
     }
 }
 
@@ -156,7 +159,8 @@ public enum Message: Equatable, Sendable {
     case records([Item])
     case fetchImages([ImageWanted])
     case imageHeader(ImageHeaderMessage)
-    case pageDone(throughSeq: Int64, counts: ChangeCounts)
+    /// `durableSeq` is version 2's: pages through it are durably applied (0 when absent).
+    case pageDone(throughSeq: Int64, counts: ChangeCounts, durableSeq: Int64 = 0)
     case done(ChangeCounts)
 
     /// The message's name as Protocol.md spells it, for errors and logs.
