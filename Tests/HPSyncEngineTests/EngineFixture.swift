@@ -132,11 +132,12 @@ enum Sync {
     @discardableResult
     static func pull(
         _ client: TestNode, from server: TestNode, dryRun: Bool = false, over transport: Transport = .pipe,
-        clientStream: ((any ByteStream) -> any ByteStream)? = nil
+        commitEvery: Int = SinkSession.Batch.entries, clientStream: ((any ByteStream) -> any ByteStream)? = nil
     ) throws -> SyncReport {
         try session(client, server, transport) { channel in
             var options = SyncClient.Options()
             options.dryRun = dryRun
+            options.commitEvery = commitEvery
             return try SyncClient(store: client.store, logger: quietLogger).pull(
                 over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
         } wrap: {

@@ -9,6 +9,11 @@ import Testing
 /// Tombstone GC end to end over in-memory sessions: a stale peer gets a full reconciliation,
 /// and nothing a collected tombstone deleted comes back, by pull or by push.
 @Suite struct GCReconciliationTests {
+    static func isPage(_ frame: IncomingFrame) -> Bool {
+        if case .message(.manifestPage) = frame { return true }
+        return false
+    }
+
     static let day: UInt64 = 86_400_000
 
     /// A server `a` and a client `b` on one clock; `b` pulled `count` items, then `a` deleted
@@ -88,8 +93,12 @@ import Testing
         f.b.store.keepReplacedVersions(true)
         #expect(throws: ProtocolError.self) {
             try Sync.session(f.b, f.a, .pipe) { channel in
-                try SyncClient(store: f.b.store, logger: quietLogger).pull(
-                    over: PageLimitChannel(channel, pages: 1), serverNodeID: f.a.nodeID, peerName: "a")
+                var options = SyncClient.Options()
+                options.commitEvery = 1_000  // commit each page, so the break leaves one applied
+                return try SyncClient(store: f.b.store, logger: quietLogger).pull(
+                    over: ObservingChannel.cut(channel, after: 1, of: Self.isPage), serverNodeID: f.a.nodeID,
+                    peerName: "a",
+                    options: options)
             } wrap: {
                 $0
             }
@@ -218,35 +227,4 @@ import Testing
         }
         return try #require(answer)
     }
-}
-
-/// Lets `pages` manifest pages through, then hangs up as a cut connection would.
-final class PageLimitChannel: MessageChannel {
-    private let base: any MessageChannel
-    private var pagesLeft: Int
-
-    init(_ base: any MessageChannel, pages: Int) {
-        self.base = base
-        self.pagesLeft = pages
-    }
-
-    func send(_ message: Message) throws { try base.send(message) }
-    func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws { try base.sendImageChunk(bytes) }
-    func receive(expecting: String) throws -> IncomingFrame {
-        let frame = try base.receive(expecting: expecting)
-        if case .message(.manifestPage) = frame {
-            if pagesLeft == 0 {
-                base.close()
-                throw ProtocolError.prematureEOF(expected: expecting)
-            }
-            pagesLeft -= 1
-        }
-        return frame
-    }
-    var bytesSent: Int64 { base.bytesSent }
-    var bytesReceived: Int64 { base.bytesReceived }
-    func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?) {
-        base.limitNextFrame(maxBytes: maxBytes, deadline: deadline)
-    }
-    func close() { base.close() }
 }

@@ -117,7 +117,7 @@ final class Dialer: @unchecked Sendable {
         let third = try client.pull(
             connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
         #expect(third.inserted.count == 1)
-        #expect(dialer.count == 4)
+        #expect(dialer.count == 3, "the server announced no tombstones, so the first session applied")
     }
 }
 
@@ -180,8 +180,10 @@ final class Dialer: @unchecked Sendable {
         }
         defer { dialer.finish() }
         let client = SyncClient(store: b.store, logger: quietLogger)
+        var options = SyncClient.Options()
+        options.commitEvery = 1_000  // every page, so the cut leaves a checkpoint to resume from
         let report = try RetryPolicy(retries: 2).run(logger: quietLogger, sleep: { _ in }) { _ in
-            try client.pull(over: dialer.connect(), serverNodeID: a.nodeID, peerName: "a")
+            try client.pull(over: dialer.connect(), serverNodeID: a.nodeID, peerName: "a", options: options)
         }
         #expect(dialer.count == 2)
         #expect(report.manifestEntries <= 1_500, "the retry resumed from the checkpoint")

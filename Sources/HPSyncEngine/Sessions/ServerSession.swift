@@ -145,7 +145,8 @@ public final class ServerSession {
             try? channel.send(.error(refusal))
             throw ServerRefusal(error: refusal)
         }
-        let source = SourceSession(channel: channel, store: store, logger: logger, shouldStop: shouldStop)
+        let source = SourceSession(
+            channel: channel, store: store, version: version, logger: logger, shouldStop: shouldStop)
         var sinkCounts = ChangeCounts()
         try source.run(from: start, into: &report) { _, counts in sinkCounts = counts }
         report.peerCounts = sinkCounts

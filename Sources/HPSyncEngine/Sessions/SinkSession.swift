@@ -6,7 +6,8 @@ import Logging
 
 /// Receives a source's changes into the local store: evaluates each manifest page by the merge
 /// rule, fetches the winning records and the images it has no copy of, verifies every image,
-/// and commits each page in one transaction (with the checkpoint, when it keeps one).
+/// and commits in one transaction each page (version 1) or each batch of pages (version 2),
+/// together with the checkpoint when it keeps one.
 final class SinkSession {
     struct Options {
         var dryRun = false
@@ -15,16 +16,39 @@ final class SinkSession {
         var progress: SyncProgressHandler?
         /// The source's store and node, which a full reconciliation needs; nil for none.
         var source: (store: StoreID, node: NodeID)?
-        /// The negotiated version: `reconcile_horizon` means nothing before version 2.
+        /// The session's protocol version. From 2 on, `reconcile_horizon` means something,
+        /// PageDone asks for the next page at once and pages are committed in batches.
         var version = ProtocolLimits.maxVersion
+        /// When set, decides on the first page whether the session applies; when it says no (or
+        /// the source cannot tell: version 1, or a reconciliation, whose deletions are not
+        /// tombstones), the session only previews, like `dryRun`.
+        var applyIf: SyncClient.ApplyDecision?
+        /// Version 2: commit once the pages held list this many entries.
+        var commitEvery = Batch.entries
+    }
+
+    /// When a version-2 sink commits what it holds: at the final page, or once the pages it
+    /// holds list this many entries or their images this many bytes, whichever comes first.
+    public enum Batch {
+        public static let entries = 10_000
+        public static let imageBytes: Int64 = 64 << 20
     }
 
     private let channel: any MessageChannel
     private let store: Store
     private let logger: Logger
-    private let options: Options
+    private var options: Options
     private var machine: SinkStateMachine
     private var staged: [StagedImage] = []
+    /// Received and checked, not yet committed (version 2 only).
+    private var pending: [IncomingRecord] = []
+    private var pendingKeys = Set<ItemKey>()
+    private var pendingImageBytes: Int64 = 0
+    private var pendingImages: [SHA256Digest: StagedImage] = [:]
+    private var pendingStep: ReconcileStep?
+    private var heldEntries = 0
+    private var lastPage: ManifestPage?
+    private var durableSeq: Int64 = 0
     /// Once a record is refused, the checkpoint stays before it so a later run retries it.
     private var frozenCheckpoint: Int64?
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
@@ -41,17 +65,32 @@ final class SinkSession {
 
     /// Runs until the source's final page is applied.
     func run(into report: inout SyncReport) throws {
-        defer { try? preview?.close() }
+        defer {
+            try? preview?.close()
+            discardStaged()
+        }
         var isFirst = true
         while true {
             let page = try receivePage()
             let step = try reconcileStep(for: page, isFirst: isFirst, report: &report)
+            if isFirst { decideWhetherToApply(page, reconciling: step != nil, report: &report) }
             isFirst = false
             try handle(page, reconcile: step, report: &report)
-            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts))
+            if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
+            let durable = options.version >= 2 ? durableSeq : 0
+            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable))
             reportProgress(report)
             if machine.pageApplied() { return }
         }
+    }
+
+    /// Turns the session into a preview unless `applyIf` accepts the source's announcement.
+    private func decideWhetherToApply(_ page: ManifestPage, reconciling: Bool, report: inout SyncReport) {
+        guard let applyIf = options.applyIf, !options.dryRun else { return }
+        if options.version >= 2 && !reconciling && applyIf(page.tombstonesAhead) { return }
+        options.dryRun = true
+        options.checkpoint = nil
+        report.dryRun = true
     }
 
     private func next() throws -> SinkStateMachine.Event {
@@ -68,6 +107,10 @@ final class SinkSession {
 
     private func handle(_ page: ManifestPage, reconcile step: ReconcileStep?, report: inout SyncReport) throws {
         report.manifestEntries += page.entries.count
+        // A key changed twice during the session must meet its first change in the database.
+        if !options.dryRun, page.entries.contains(where: { pendingKeys.contains($0.key) }) {
+            try commitPending(report: &report)
+        }
         // One read of this page's local rows serves the merge rule and the image decisions.
         let local = try store.mergeBases(page.entries.map(\.key))
         let (acceptable, refusals) = clockGuard(page)
@@ -86,7 +129,6 @@ final class SinkSession {
             if let step { try previewReconciliation(step, report: &report) }
             return
         }
-        defer { discardStaged() }
         var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
         if !plan.fetch.isEmpty {
             let records = try fetchRecords(plan.fetch, report: &report)
@@ -105,8 +147,34 @@ final class SinkSession {
             incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
             holdCheckpoint(before: withheld, in: page)
         }
-        let outcome = try store.applyRemote(incoming, checkpoint: checkpointUpdate(page), reconcile: step)
-        staged.removeAll()
+        pending += incoming
+        for record in incoming {
+            pendingKeys.insert(record.item.key)
+            pendingImageBytes += record.image?.ref.size ?? 0
+        }
+        heldEntries += page.entries.count
+        if let step { pendingStep = pendingStep.map { $0.followed(by: step) } ?? step }
+        lastPage = page
+        if options.version < 2 || page.isFinal || heldEntries >= options.commitEvery
+            || pendingImageBytes >= Batch.imageBytes
+        {
+            try commitPending(report: &report)
+        }
+    }
+
+    /// Applies what the session holds in one transaction, with the checkpoint of the last page.
+    private func commitPending(report: inout SyncReport) throws {
+        guard let page = lastPage else { return }
+        let outcome = try store.applyRemote(pending, checkpoint: checkpointUpdate(page), reconcile: pendingStep)
+        durableSeq = page.throughSeq
+        pending.removeAll(keepingCapacity: true)
+        pendingKeys.removeAll(keepingCapacity: true)
+        pendingImageBytes = 0
+        pendingImages.removeAll()
+        pendingStep = nil
+        heldEntries = 0
+        lastPage = nil
+        discardStaged()
         report.reconciled += outcome.reconciled.map(\.rawValue)
         report.inserted += outcome.inserted.map(\.rawValue)
         report.updated += outcome.updated.map(\.rawValue)
@@ -202,6 +270,8 @@ final class SinkSession {
             }
             if let mine = local[item.key], !mine.deleted, mine.image == image {
                 plans[item.key] = ImageSource.alreadyHere
+            } else if let held = pendingImages[image.digest] {
+                plans[item.key] = ImageSource.staged(held)
             } else if let file = try store.imageFile(withDigest: image.digest) {
                 plans[item.key] = ImageSource.localCopy(file)
             } else {
@@ -216,7 +286,10 @@ final class SinkSession {
             try channel.send(.fetchImages(Array(group)))
             machine.requestedImages(Array(group))
             for _ in group {
-                if let image = try receiveImage(report: &report) { fetched[image.ref.digest] = image }
+                if let image = try receiveImage(report: &report) {
+                    fetched[image.ref.digest] = image
+                    pendingImages[image.ref.digest] = image
+                }
             }
         }
         var result: [IncomingRecord] = []
@@ -228,6 +301,8 @@ final class SinkSession {
             switch plan {
             case .alreadyHere:
                 result.append(IncomingRecord(item: item, image: nil))
+            case .staged(let held):
+                result.append(IncomingRecord(item: item, image: held))
             case .localCopy(let file):
                 let copy = try store.stageImage(copying: file, expected: image)
                 staged.append(copy)
@@ -249,6 +324,8 @@ final class SinkSession {
 
     private enum ImageSource {
         case alreadyHere
+        /// Bytes an earlier page of this batch already fetched.
+        case staged(StagedImage)
         case localCopy(URL)
         case fetched
     }

@@ -11,26 +11,31 @@ final class SourceSession {
     private let store: Store
     private let logger: Logger
     private let shouldStop: @Sendable () -> Bool
-    private var machine = SourceStateMachine()
+    private let version: UInt32
+    private var machine: SourceStateMachine
     private var chunkBuffer: [UInt8] = []
 
     init(
-        channel: any MessageChannel, store: Store, logger: Logger,
+        channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
         shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
+        self.version = version
+        self.machine = SourceStateMachine(version: version)
         self.channel = channel
         self.store = store
         self.logger = logger
         self.shouldStop = shouldStop
     }
 
-    /// Sends pages from `start` (which must not be `.needsReconciliation`); `pageApplied` runs
-    /// when the sink confirms each page.
+    /// Sends pages from `start` (which must not be `.needsReconciliation`); `pageDone` runs on
+    /// each of the sink's PageDone with its counts, and with `durableSeq` set when the sink has
+    /// durably applied pages through it that it had not confirmed before.
     func run(
         from start: ListingStart, into report: inout SyncReport,
-        pageApplied: (_ throughSeq: Int64, ChangeCounts) throws -> Void
+        pageDone: (_ durableSeq: Int64?, ChangeCounts) throws -> Void
     ) throws {
         var cursor = start.since
+        var first = true
         let horizon = try store.gcHorizon()
         report.reconcileHorizon = start.horizon.map { Int64($0.milliseconds) }
         while true {
@@ -43,6 +48,8 @@ final class SourceSession {
             try checkNoCollection(since: horizon, cursor: cursor)
             var page = try makePage(after: cursor)
             page.reconcileHorizon = start.horizon
+            if first, version >= 2 { page.tombstonesAhead = try store.tombstoneCount(after: start.since) }
+            first = false
             try channel.send(.manifestPage(page))
             machine.sent(page)
             report.manifestEntries += page.entries.count
@@ -55,12 +62,12 @@ final class SourceSession {
                     report.recordsTransferred += records.count
                 case .sendImages(let wanted):
                     for image in wanted { try send(image, report: &report) }
-                case .sendNextPage(let through, let counts):
-                    try pageApplied(through, counts)
+                case .sendNextPage(let through, let durable, let counts):
+                    try pageDone(durable, counts)
                     cursor = through
                     break pageLoop
                 case .finished(let counts):
-                    try pageApplied(page.throughSeq, counts)
+                    try pageDone(page.throughSeq, counts)
                     return
                 case .peerError(let error):
                     throw SyncError.refusedByPeer(error)

@@ -12,8 +12,18 @@ public final class SyncClient {
         public var software = "hp-sync \(HPSyncVersion.current)"
         /// Called after each page and image; nil for none.
         public var progress: SyncProgressHandler?
+        /// For a pull: when set, the session applies only if this accepts the number of
+        /// tombstones the server announces on its first page (version 2); otherwise, or with a
+        /// version-1 server, the session is a preview (its report has `dryRun` set).
+        public var applyIf: ApplyDecision?
+        /// For a pull with a version-2 server: commit once the pages held list this many entries
+        /// (and at the final page). An interrupted pull loses at most this much work.
+        public var commitEvery = SinkSession.Batch.entries
         public init() {}
     }
+
+    /// Decides from the tombstones a session will list whether it may apply.
+    public typealias ApplyDecision = @Sendable (_ tombstonesAhead: Int64) -> Bool
 
     let store: Store
     private let logger: Logger
@@ -41,6 +51,8 @@ public final class SyncClient {
         sinkOptions.progress = options.progress
         sinkOptions.source = (server.storeID, server.nodeID)
         sinkOptions.version = server.version
+        sinkOptions.applyIf = options.applyIf
+        sinkOptions.commitEvery = options.commitEvery
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try sink.run(into: &report)
         report.peerCounts = try receiveDone(channel)
@@ -71,7 +83,7 @@ public final class SyncClient {
             channel.close()
             throw SyncError.needsReconciliation(peer: peerName, detail: message)
         }
-        let source = SourceSession(channel: channel, store: store, logger: logger)
+        let source = SourceSession(channel: channel, store: store, version: server.version, logger: logger)
         // Every key changed after `since` is one manifest entry: the total behind the ETA.
         let total = options.progress == nil ? nil : try store.changeCount(after: start.since)
         var serverCounts = ChangeCounts()
@@ -80,7 +92,7 @@ public final class SyncClient {
             options.progress?(
                 SyncProgress(
                     pushed: counts, bytes: channel.bytesSent + channel.bytesReceived, totalEntries: total))
-            if !options.dryRun {
+            if !options.dryRun, let through {
                 try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: through))
             }
         }

@@ -5,6 +5,9 @@ import HPSyncStore
 ///
 /// After each ManifestPage the source answers the sink's requests until the sink's PageDone;
 /// requests may only name keys of the page in hand, and PageDone must echo its `through_seq`.
+/// In version 1 PageDone means the page is durably applied; in version 2 it only asks for the
+/// next page, and its `durable_seq` says how far the sink has committed (never backwards, and
+/// all of it by the final page).
 public struct SourceStateMachine: Sendable {
     enum State: Sendable {
         case readyToSendPage
@@ -16,16 +19,21 @@ public struct SourceStateMachine: Sendable {
     public enum Action: Sendable, Equatable {
         case sendRecords([ItemKey])
         case sendImages([ImageWanted])
-        /// The sink applied the page; send the next one, starting after `throughSeq`.
-        case sendNextPage(after: Int64, sinkCounts: ChangeCounts)
-        /// The sink applied the final page.
+        /// The sink took the page; send the next one, starting after `after`. `durableThrough`
+        /// is set when the sink has durably applied more pages than it had said before.
+        case sendNextPage(after: Int64, durableThrough: Int64?, sinkCounts: ChangeCounts)
+        /// The sink applied the final page (and, in version 2, everything before it).
         case finished(sinkCounts: ChangeCounts)
         case peerError(PeerErrorMessage)
     }
 
     private(set) var state: State = .readyToSendPage
+    private let version: UInt32
+    private var durable: Int64 = -1
 
-    public init() {}
+    public init(version: UInt32 = 1) {
+        self.version = version
+    }
 
     /// Records that the session sent this page.
     public mutating func sent(_ page: ManifestPage) {
@@ -55,16 +63,26 @@ public struct SourceStateMachine: Sendable {
                 throw .violation("FetchImages names a key that is not on the current ManifestPage")
             }
             return .sendImages(wanted)
-        case .pageDone(let through, let counts):
+        case .pageDone(let through, let counts, let durableSeq):
             guard through == page.throughSeq else {
                 throw .violation("PageDone.through_seq \(through) does not echo the page's \(page.throughSeq)")
             }
+            let nowDurable = version >= 2 ? durableSeq : through
+            guard version < 2 || durableSeq == 0 || durableSeq >= durable else {
+                throw .violation("PageDone.durable_seq went backwards (\(durableSeq) after \(durable))")
+            }
             if page.isFinal {
+                guard nowDurable == through else {
+                    throw .violation(
+                        "the final PageDone must have everything durable (durable_seq \(nowDurable) < \(through))")
+                }
                 state = .finished
                 return .finished(sinkCounts: counts)
             }
             state = .readyToSendPage
-            return .sendNextPage(after: through, sinkCounts: counts)
+            let advanced = nowDurable > durable && nowDurable > 0
+            if advanced { durable = nowDurable }
+            return .sendNextPage(after: through, durableThrough: advanced ? nowDurable : nil, sinkCounts: counts)
         default:
             throw .unexpectedMessage(got: message.name, expected: "FetchRecords, FetchImages or PageDone")
         }

@@ -5,11 +5,13 @@ extension SyncClient {
     /// Pulls, but first checks the mass-deletion guard over the whole manifest so that a refused
     /// pull applies nothing at all.
     ///
-    /// The sink applies page by page, so the check cannot wait for the real pass: a dry-run
-    /// session (manifest only, no records or images) counts the deletions first, then a second
-    /// session applies. The preview is skipped when nothing here could be deleted (an empty
-    /// store: the first, large backup pays nothing), and the second session is skipped when the
-    /// manifest was empty (the usual hourly no-op pull costs one session).
+    /// The sink applies as it goes, so the check must come first. A version-2 server announces on
+    /// its first page how many tombstones the session will list; when even all of them could not
+    /// trip the guard, that one session applies (the usual hourly pull). Otherwise the session
+    /// becomes a preview (manifest only, no records or images) that counts the real deletions,
+    /// and a second session applies if the guard allows them. There is no preview when nothing
+    /// here could be deleted (an empty store: the first, large backup pays nothing), and no
+    /// second session when the preview's manifest was empty.
     /// What changes on the server between the two sessions is not counted by the guard.
     public func pull(
         connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
@@ -18,10 +20,12 @@ extension SyncClient {
         if let massDeleteGuard, !options.dryRun {
             let live = try store.status().items
             if live > 0 {
-                var preview = options
-                preview.dryRun = true
-                preview.progress = nil
-                var report = try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: preview)
+                var first = options
+                first.applyIf = { tombstones in
+                    massDeleteGuard.violation(deleting: Int(clamping: tombstones), liveItems: live) == nil
+                }
+                var report = try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: first)
+                if !report.dryRun { return report }
                 try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peerName)
                 // (A reconciliation can delete here even when the listing is empty.)
                 if report.manifestEntries == 0 && report.reconciled.isEmpty {

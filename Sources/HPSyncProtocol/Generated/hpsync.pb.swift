@@ -436,6 +436,11 @@ public nonisolated struct Hpsync_V1_ManifestPage: Sendable {
   /// stamp is below this value were deleted at the source (Protocol.md section 6.1).
   public var reconcileHorizon: UInt64 = 0
 
+  /// Version 2, first page of a session only: how many tombstones the session will list (entries
+  /// with deleted = true after the start point, counted when the session began). An upper bound
+  /// a sink can check its mass-deletion guard against before it applies anything.
+  public var tombstonesAhead: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -584,7 +589,9 @@ public nonisolated struct Hpsync_V1_ChangeCounts: Sendable {
   public init() {}
 }
 
-/// The sink has applied the page; `through_seq` echoes the page's.
+/// Version 1: the sink has durably applied the page; `through_seq` echoes the page's.
+/// Version 2: the sink has received and checked the page and wants the next one; pages with
+/// through_seq <= durable_seq are durably applied (Protocol.md section 5.5).
 public nonisolated struct Hpsync_V1_PageDone: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -600,6 +607,9 @@ public nonisolated struct Hpsync_V1_PageDone: Sendable {
   public var hasCounts: Bool {self._counts != nil}
   /// Clears the value of `counts`. Subsequent reads from it will return its default value.
   public mutating func clearCounts() {self._counts = nil}
+
+  /// version 2
+  public var durableSeq: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1080,7 +1090,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ManifestPage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0\u{3}tombstones_ahead\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1092,6 +1102,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.final) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.reconcileHorizon) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.tombstonesAhead) }()
       default: break
       }
     }
@@ -1110,6 +1121,9 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if self.reconcileHorizon != 0 {
       try visitor.visitSingularUInt64Field(value: self.reconcileHorizon, fieldNumber: 4)
     }
+    if self.tombstonesAhead != 0 {
+      try visitor.visitSingularUInt64Field(value: self.tombstonesAhead, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1118,6 +1132,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if lhs.throughSeq != rhs.throughSeq {return false}
     if lhs.final != rhs.final {return false}
     if lhs.reconcileHorizon != rhs.reconcileHorizon {return false}
+    if lhs.tombstonesAhead != rhs.tombstonesAhead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1449,7 +1464,7 @@ nonisolated extension Hpsync_V1_ChangeCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PageDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}through_seq\0\u{1}counts\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}through_seq\0\u{1}counts\0\u{3}durable_seq\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1459,6 +1474,7 @@ nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._counts) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.durableSeq) }()
       default: break
       }
     }
@@ -1475,12 +1491,16 @@ nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._
     try { if let v = self._counts {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
+    if self.durableSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.durableSeq, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Hpsync_V1_PageDone, rhs: Hpsync_V1_PageDone) -> Bool {
     if lhs.throughSeq != rhs.throughSeq {return false}
     if lhs._counts != rhs._counts {return false}
+    if lhs.durableSeq != rhs.durableSeq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

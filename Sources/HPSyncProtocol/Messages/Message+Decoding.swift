@@ -61,8 +61,13 @@ extension Message {
                     digest: try Self.digest(header.sha256, "ImageHeader", "sha256"), size: size,
                     missing: header.missing))
         case .pageDone(let done):
-            self = .pageDone(
-                throughSeq: try Self.seq(done.throughSeq, "PageDone", "through_seq"), counts: Self.counts(done.counts))
+            let through = try Self.seq(done.throughSeq, "PageDone", "through_seq")
+            let durable = try Self.seq(done.durableSeq, "PageDone", "durable_seq")
+            guard durable <= through else {
+                throw .invalidField(
+                    message: "PageDone", field: "durable_seq", problem: "exceeds through_seq (\(durable) > \(through))")
+            }
+            self = .pageDone(throughSeq: through, counts: Self.counts(done.counts), durableSeq: durable)
         case .done(let done): self = .done(Self.counts(done.counts))
         case .joinRequest(let request):
             guard let secret = InvitationSecret(bytes: request.secret) else {
@@ -149,7 +154,8 @@ extension Message {
         }
         return ManifestPage(
             entries: entries, throughSeq: throughSeq, isFinal: page.final,
-            reconcileHorizon: page.reconcileHorizon == 0 ? nil : VersionStamp(rawValue: page.reconcileHorizon))
+            reconcileHorizon: page.reconcileHorizon == 0 ? nil : VersionStamp(rawValue: page.reconcileHorizon),
+            tombstonesAhead: try seq(page.tombstonesAhead, "ManifestPage", "tombstones_ahead"))
     }
 
     private static func validate(_ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {

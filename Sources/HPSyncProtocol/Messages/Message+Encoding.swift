@@ -52,6 +52,7 @@ extension Message {
             wire.throughSeq = UInt64(page.throughSeq)
             wire.final = page.isFinal
             wire.reconcileHorizon = page.reconcileHorizon?.rawValue ?? 0
+            wire.tombstonesAhead = UInt64(page.tombstonesAhead)
             return .manifestPage(wire)
         case .fetchRecords(let keys):
             var wire = Hpsync_V1_FetchRecords()
@@ -77,9 +78,10 @@ extension Message {
             wire.size = UInt64(header.size)
             wire.missing = header.missing
             return .imageHeader(wire)
-        case .pageDone(let through, let counts):
+        case .pageDone(let through, let counts, let durable):
             var wire = Hpsync_V1_PageDone()
             wire.throughSeq = UInt64(through)
+            wire.durableSeq = UInt64(durable)
             wire.counts = Self.counts(counts)
             return .pageDone(wire)
         case .done(let counts):

@@ -56,14 +56,18 @@ public struct ManifestPage: Equatable, Sendable {
     /// Version 2: set on every page of a full listing by a source that collected tombstones the
     /// sink has not seen; nil otherwise (Protocol.md section 6.1).
     public var reconcileHorizon: VersionStamp?
+    /// Version 2, first page only: how many tombstones the session will list (0 otherwise).
+    public var tombstonesAhead: Int64
 
     public init(
-        entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, reconcileHorizon: VersionStamp? = nil
+        entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, reconcileHorizon: VersionStamp? = nil,
+        tombstonesAhead: Int64 = 0
     ) {
         self.entries = entries
         self.throughSeq = throughSeq
         self.isFinal = isFinal
         self.reconcileHorizon = reconcileHorizon
+        self.tombstonesAhead = tombstonesAhead
     }
 }
 
@@ -191,7 +195,8 @@ public enum Message: Equatable, Sendable {
     case records([Item])
     case fetchImages([ImageWanted])
     case imageHeader(ImageHeaderMessage)
-    case pageDone(throughSeq: Int64, counts: ChangeCounts)
+    /// `durableSeq` is version 2's: pages through it are durably applied (0 when absent).
+    case pageDone(throughSeq: Int64, counts: ChangeCounts, durableSeq: Int64 = 0)
     case done(ChangeCounts)
     /// Version 2, client to server after a JOIN Hello.
     case joinRequest(JoinRequestMessage)

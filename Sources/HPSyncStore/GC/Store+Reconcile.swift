@@ -32,6 +32,13 @@ public struct ReconcileStep: Sendable {
         self.listed = listed
         self.isFinal = isFinal
     }
+
+    /// One step for this page and `next`, for a sink that commits several pages at once.
+    public func followed(by next: ReconcileStep) -> ReconcileStep {
+        ReconcileStep(
+            source: source, sourceNode: sourceNode, horizon: horizon ?? next.horizon,
+            isFirstPage: isFirstPage || next.isFirstPage, listed: listed + next.listed, isFinal: next.isFinal)
+    }
 }
 
 extension Store {

@@ -99,6 +99,13 @@ extension Store {
         }
     }
 
+    /// How many tombstones the change feed holds after `seq`.
+    public func tombstoneCount(after seq: Int64) throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT count(*) FROM item WHERE seq > ? AND deleted", arguments: [seq]) ?? 0
+        }
+    }
+
     /// The current version of each of `keys` that this store has.
     public func currentVersions(_ keys: [ItemKey]) throws -> [ItemKey: ChangeEntry] {
         try read { db in

@@ -1,0 +1,118 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// Version 2's PageDone: it asks for the next page before the sink commits, `durable_seq` says
+/// what is committed, and a sink that holds several pages still applies each change exactly once.
+@Suite struct BatchedCommitTests {
+    static let origin = NodeID(certificateDER: [9])
+
+    static func page(through: Int64, final: Bool) -> ManifestPage {
+        let entry = ManifestEntry(
+            key: ItemKey.random(), version: Version(stamp: VersionStamp(milliseconds: 1), origin: origin),
+            deleted: false, seq: through)
+        return ManifestPage(entries: [entry], throughSeq: through, isFinal: final)
+    }
+
+    static func isPageDone(_ frame: IncomingFrame) -> Bool {
+        if case .message(.pageDone) = frame { return true }
+        return false
+    }
+
+    @Test func versionTwoSourceAdvancesOnlyWhatTheSinkSaysIsDurable() throws {
+        var machine = SourceStateMachine(version: 2)
+        machine.sent(Self.page(through: 5, final: false))
+        let first = try machine.received(.pageDone(throughSeq: 5, counts: ChangeCounts(), durableSeq: 0))
+        #expect(first == .sendNextPage(after: 5, durableThrough: nil, sinkCounts: ChangeCounts()))
+        machine.sent(Self.page(through: 9, final: false))
+        let second = try machine.received(.pageDone(throughSeq: 9, counts: ChangeCounts(), durableSeq: 5))
+        #expect(second == .sendNextPage(after: 9, durableThrough: 5, sinkCounts: ChangeCounts()))
+        machine.sent(Self.page(through: 12, final: false))
+        #expect(throws: ProtocolError.self, "durable_seq must not go backwards") {
+            try machine.received(.pageDone(throughSeq: 12, counts: ChangeCounts(), durableSeq: 4))
+        }
+    }
+
+    @Test func versionTwoFinalPageDoneMustHaveEverythingDurable() throws {
+        var machine = SourceStateMachine(version: 2)
+        machine.sent(Self.page(through: 7, final: true))
+        #expect(throws: ProtocolError.self) {
+            try machine.received(.pageDone(throughSeq: 7, counts: ChangeCounts(), durableSeq: 3))
+        }
+        var good = SourceStateMachine(version: 2)
+        good.sent(Self.page(through: 7, final: true))
+        #expect(
+            try good.received(.pageDone(throughSeq: 7, counts: ChangeCounts(), durableSeq: 7))
+                == .finished(sinkCounts: ChangeCounts()))
+    }
+
+    @Test func versionOnePageDoneMeansDurableWhateverDurableSeqSays() throws {
+        var machine = SourceStateMachine(version: 1)
+        machine.sent(Self.page(through: 5, final: false))
+        let action = try machine.received(.pageDone(throughSeq: 5, counts: ChangeCounts(), durableSeq: 0))
+        #expect(action == .sendNextPage(after: 5, durableThrough: 5, sinkCounts: ChangeCounts()))
+    }
+
+    @Test func aCutPushLeavesThePushCheckpointAtWhatTheServerCommitted() throws {
+        let a = try TestNode("a")
+        let server = try TestNode("server")
+        try server.allow(a)
+        for i in 0..<3_000 { _ = try a.add("item \(i)") }
+        // The server (a version-2 sink) holds pages until it has 10,000 entries or the final
+        // page, so two acknowledged pages are not yet durable there.
+        #expect(throws: (any Error).self) {
+            try Sync.session(a, server, .pipe) { channel in
+                try SyncClient(store: a.store, logger: quietLogger).push(
+                    over: ObservingChannel.cut(channel, after: 2, of: Self.isPageDone), serverNodeID: server.nodeID,
+                    peerName: "server")
+            } wrap: {
+                $0
+            }
+        }
+        let committedThere = try server.snapshot().count
+        let checkpoint = try a.store.checkpoint(peerStore: server.store.storeID, direction: .push)
+        #expect(committedThere == 0)
+        #expect(checkpoint == 0, "the push checkpoint follows durable_seq, not the acknowledged pages")
+        try Sync.push(a, to: server)
+        #expect(try server.snapshot() == a.snapshot())
+        #expect(try a.store.checkpoint(peerStore: server.store.storeID, direction: .push) == a.store.lastSeq)
+    }
+
+    @Test func aKeyChangedTwiceWithinOneSessionIsAppliedInOrder() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        let first = try a.add("changes twice", image: jpeg(1))
+        let others = try (0..<2_500).map { try a.add("item \($0)") }
+        try Sync.pull(b, from: a)
+        // `first` gets a new image (the lowest new seq, so on the first page) and 2,500 edits
+        // follow; while b holds the first pages uncommitted, the image goes back to the old one.
+        try a.setImage(first.key, jpeg(2))
+        for item in others { _ = try a.store.edit(item.key, ItemEdit(valueInDollars: 7)) }
+        var changedBack = false
+        let report = try Sync.session(b, a, .pipe) { channel in
+            var pages = 0
+            let hooked = ObservingChannel(channel) { frame in
+                guard case .message(.manifestPage) = frame else { return }
+                pages += 1
+                if pages == 2 && !changedBack {
+                    changedBack = true
+                    try a.setImage(first.key, jpeg(1))
+                }
+            }
+            return try SyncClient(store: b.store, logger: quietLogger).pull(
+                over: hooked, serverNodeID: a.nodeID, peerName: "a")
+        } wrap: {
+            $0
+        }
+        #expect(changedBack)
+        #expect(report.manifestEntries == 2_502, "the key appears on the first page and again on the last")
+        #expect(try b.snapshot() == a.snapshot())
+        #expect(b.imageBytes(first.key) == jpeg(1))
+        #expect(try b.store.verify(repair: false).isClean)
+    }
+}
