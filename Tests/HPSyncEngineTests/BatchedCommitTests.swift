@@ -90,7 +90,9 @@ import Testing
         let others = try (0..<2_500).map { try a.add("item \($0)") }
         try Sync.pull(b, from: a)
         // `first` gets a new image (the lowest new seq, so on the first page) and 2,500 edits
-        // follow; while b holds the first pages uncommitted, the image goes back to the old one.
+        // follow; while b holds the first page uncommitted, the image goes back to the old one.
+        // (The server reads each page ahead as soon as it sent the one before, so the change is
+        // made when the first page arrives: the third page is read after it.)
         try a.setImage(first.key, jpeg(2))
         for item in others { _ = try a.store.edit(item.key, ItemEdit(valueInDollars: 7)) }
         var changedBack = false
@@ -99,7 +101,7 @@ import Testing
             let hooked = ObservingChannel(channel) { frame in
                 guard case .message(.manifestPage) = frame else { return }
                 pages += 1
-                if pages == 2 && !changedBack {
+                if pages == 1 && !changedBack {
                     changedBack = true
                     try a.setImage(first.key, jpeg(1))
                 }
@@ -112,7 +114,7 @@ import Testing
         #expect(changedBack)
         #expect(report.manifestEntries == 2_502, "the key appears on the first page and again on the last")
         #expect(try b.snapshot() == a.snapshot())
-        #expect(b.imageBytes(first.key) == jpeg(1))
+        #expect(b.imageBytes(first.key).map { SHA256.hash($0) } == SHA256.hash(jpeg(1)))
         #expect(try b.store.verify(repair: false).isClean)
     }
 }

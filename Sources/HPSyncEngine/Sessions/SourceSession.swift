@@ -38,6 +38,8 @@ final class SourceSession {
         var first = true
         let horizon = try store.gcHorizon()
         report.reconcileHorizon = start.horizon.map { Int64($0.milliseconds) }
+        let readAhead = PageReadAhead(store: store)
+        defer { readAhead.finish() }
         while true {
             if shouldStop() {
                 let stop = PeerErrorMessage(
@@ -45,19 +47,22 @@ final class SourceSession {
                 try? channel.send(.error(stop))
                 throw ServerRefusal(error: stop)
             }
+            let next = try readAhead.page(after: cursor)
+            // After the read: a collection that finished before it is seen here.
             try checkNoCollection(since: horizon, cursor: cursor)
-            var page = try makePage(after: cursor)
+            var page = next.page
             page.reconcileHorizon = start.horizon
             if first, version >= 2 { page.tombstonesAhead = try store.tombstoneCount(after: start.since) }
             first = false
             try channel.send(.manifestPage(page))
             machine.sent(page)
             report.manifestEntries += page.entries.count
+            if !page.isFinal { readAhead.start(after: page.throughSeq) }
             pageLoop: while true {
                 let message = try channel.receiveMessage(expecting: "FetchRecords, FetchImages or PageDone")
                 switch try machine.received(message) {
                 case .sendRecords(let keys):
-                    let records = try store.records(keys)
+                    let records = try records(keys, readWith: next.records)
                     try channel.send(.records(records))
                     report.recordsTransferred += records.count
                 case .sendImages(let wanted):
@@ -87,12 +92,14 @@ final class SourceSession {
         throw ServerRefusal(error: stop)
     }
 
-    private func makePage(after cursor: Int64) throws -> ManifestPage {
-        let last = try store.lastSeq
-        let changes = try store.changes(after: cursor, limit: ProtocolLimits.manifestPageSize)
-        let isFinal = changes.count < ProtocolLimits.manifestPageSize
-        let through = isFinal ? Swift.max(cursor, last, changes.last?.seq ?? cursor) : changes.last!.seq
-        return ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal)
+    /// The records of `keys`: those read with the page, the rest (tombstones, which a sink may
+    /// ask for too) from the store.
+    private func records(_ keys: [ItemKey], readWith page: [ItemKey: Item]) throws -> [Item] {
+        let missing = keys.filter { page[$0] == nil }
+        guard !missing.isEmpty else { return keys.map { page[$0]! } }
+        var found = page
+        for item in try store.records(missing) { found[item.key] = item }
+        return keys.compactMap { found[$0] }
     }
 
     /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.

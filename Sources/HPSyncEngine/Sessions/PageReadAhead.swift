@@ -1,0 +1,79 @@
+import Foundation
+import HPSyncProtocol
+import HPSyncStore
+import Synchronization
+
+/// Reads a source's next manifest page, and the records of its live entries, on another thread
+/// while the sink works on the current page, so that on two cores source and sink overlap
+/// instead of taking turns.
+///
+/// A page read ahead is the change feed as it was at that moment, which is all a page ever is:
+/// what changes later comes with a higher seq on a later page or in the next session. The records
+/// read with it carry exactly the entries' versions, which is what a sink asks for.
+final class PageReadAhead: Sendable {
+    struct Page: Sendable {
+        var page: ManifestPage
+        var records: [ItemKey: Item]
+    }
+
+    private struct Outstanding: Sendable {
+        var after: Int64
+        var result: Result<Page, any Error>?
+    }
+
+    private let store: Store
+    private let state = Mutex<Outstanding?>(nil)
+    private let ready = DispatchSemaphore(value: 0)
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    /// Reads the page after `cursor` (and its records) on another thread.
+    func start(after cursor: Int64) {
+        state.withLock { $0 = Outstanding(after: cursor, result: nil) }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let result = Result { try Self.read(store, after: cursor) }
+            state.withLock { $0?.result = result }
+            ready.signal()
+        }
+    }
+
+    /// The page after `cursor`: the one read ahead when it was started for this cursor (waiting
+    /// for it if need be), else read now.
+    func page(after cursor: Int64) throws -> Page {
+        if let outstanding = collect(), outstanding.after == cursor, let result = outstanding.result {
+            return try result.get()
+        }
+        return try Self.read(store, after: cursor)
+    }
+
+    /// Waits for a read still running, so that nothing touches the store after the session.
+    func finish() {
+        _ = collect()
+    }
+
+    /// Waits for the outstanding read, if any, and takes it.
+    private func collect() -> Outstanding? {
+        guard state.withLock({ $0 != nil }) else { return nil }
+        ready.wait()
+        return state.withLock { outstanding in
+            defer { outstanding = nil }
+            return outstanding
+        }
+    }
+
+    static func read(_ store: Store, after cursor: Int64) throws -> Page {
+        let last = try store.lastSeq
+        let changes = try store.changes(after: cursor, limit: ProtocolLimits.manifestPageSize)
+        let isFinal = changes.count < ProtocolLimits.manifestPageSize
+        let through = isFinal ? Swift.max(cursor, last, changes.last?.seq ?? cursor) : changes.last!.seq
+        let page = ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal)
+        var records: [ItemKey: Item] = [:]
+        let live = changes.filter { !$0.deleted }.map(\.key)
+        if !live.isEmpty {
+            for item in try store.records(live) { records[item.key] = item }
+        }
+        return Page(page: page, records: records)
+    }
+}
