@@ -200,7 +200,19 @@ final class Dialer: @unchecked Sendable {
         #expect(updates.last?.items == 3)
         #expect(updates.last?.images == 3)
         #expect((updates.last?.bytes ?? 0) > 9000)
-        #expect(updates.allSatisfy { $0.totalEntries == nil }, "a pull's manifest announces no total")
+        #expect(updates.allSatisfy { $0.totalEntries == 3 }, "a version-2 server announces the total")
+    }
+
+    @Test func aPullFromAVersionTwoServerKnowsItsTotalSoItsProgressHasAnETA() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        for i in 0..<1_500 { try a.add("item \(i)") }
+        let updates = try progressUpdates(b, a, .pull)
+        #expect(updates.map(\.entries) == [1_000, 1_500], "one update per page")
+        #expect(updates.allSatisfy { $0.totalEntries == 1_500 })
+        #expect(updates.first?.secondsLeft(elapsed: 10) == 5, "500 more at 100 per second")
+        #expect(updates.last?.secondsLeft(elapsed: 10) == 0)
     }
 
     @Test func aPushKnowsItsTotalSoItsProgressHasAnETA() throws {

@@ -48,6 +48,8 @@ final class SinkSession {
     private var pendingStep: ReconcileStep?
     private var heldEntries = 0
     private var lastPage: ManifestPage?
+    /// What the source's first page announced (version 2), for the progress estimate.
+    private var totalEntries: Int?
     private var durableSeq: Int64 = 0
     /// Once a record is refused, the checkpoint stays before it so a later run retries it.
     private var frozenCheckpoint: Int64?
@@ -73,7 +75,10 @@ final class SinkSession {
         while true {
             let page = try receivePage()
             let step = try reconcileStep(for: page, isFirst: isFirst, report: &report)
-            if isFirst { decideWhetherToApply(page, reconciling: step != nil, report: &report) }
+            if isFirst {
+                decideWhetherToApply(page, reconciling: step != nil, report: &report)
+                if options.version >= 2 { totalEntries = Int(page.entriesAhead) }
+            }
             isFirst = false
             try handle(page, reconcile: step, report: &report)
             if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
@@ -375,7 +380,8 @@ final class SinkSession {
     }
 
     private func reportProgress(_ report: SyncReport) {
-        options.progress?(SyncProgress(report, bytes: channel.bytesSent + channel.bytesReceived))
+        options.progress?(
+            SyncProgress(report, bytes: channel.bytesSent + channel.bytesReceived, totalEntries: totalEntries))
     }
 
     private func discardStaged() {

@@ -52,7 +52,10 @@ final class SourceSession {
             try checkNoCollection(since: horizon, cursor: cursor)
             var page = next.page
             page.reconcileHorizon = start.horizon
-            if first, version >= 2 { page.tombstonesAhead = try store.tombstoneCount(after: start.since) }
+            if first, version >= 2 {
+                page.tombstonesAhead = try store.tombstoneCount(after: start.since)
+                page.entriesAhead = Int64(try store.changeCount(after: start.since))
+            }
             first = false
             try channel.send(.manifestPage(page))
             machine.sent(page)

@@ -2,8 +2,9 @@ import HPSyncProtocol
 
 /// How far a session has come, reported after each manifest page and each image.
 ///
-/// A push knows its total (the local change feed after the push checkpoint), so it has an ETA.
-/// A pull's manifest does not announce its length, so a pull has only counts and a rate.
+/// A push knows its total (the local change feed after the push checkpoint), and so does a pull
+/// from a version-2 server (its first page says how many entries follow), so both have an ETA
+/// by entries; a pull from a version-1 server has only counts and a rate.
 public struct SyncProgress: Sendable, Equatable {
     public var direction: SyncReport.Direction
     /// Manifest entries seen so far.
@@ -13,14 +14,15 @@ public struct SyncProgress: Sendable, Equatable {
     public var images = 0
     /// Bytes that crossed the connection so far, both ways.
     public var bytes: Int64 = 0
-    /// How many manifest entries the whole session holds, when known (a push); nil in a pull.
+    /// How many manifest entries the whole session holds, when known; nil otherwise.
     public var totalEntries: Int?
 
     public init(direction: SyncReport.Direction) {
         self.direction = direction
     }
 
-    init(_ report: SyncReport, bytes: Int64) {
+    init(_ report: SyncReport, bytes: Int64, totalEntries: Int?) {
+        self.totalEntries = totalEntries
         direction = report.direction
         entries = report.manifestEntries
         items = report.inserted.count + report.updated.count + report.deleted.count

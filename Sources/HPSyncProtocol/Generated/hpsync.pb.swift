@@ -441,6 +441,10 @@ public nonisolated struct Hpsync_V1_ManifestPage: Sendable {
   /// a sink can check its mass-deletion guard against before it applies anything.
   public var tombstonesAhead: UInt64 = 0
 
+  /// Version 2, first page of a session only: how many entries the session will list (changes
+  /// after the start point, counted when the session began), for a progress estimate.
+  public var entriesAhead: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1090,7 +1094,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ManifestPage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0\u{3}tombstones_ahead\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0\u{3}tombstones_ahead\0\u{3}entries_ahead\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1103,6 +1107,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
       case 3: try { try decoder.decodeSingularBoolField(value: &self.final) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.reconcileHorizon) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.tombstonesAhead) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.entriesAhead) }()
       default: break
       }
     }
@@ -1124,6 +1129,9 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if self.tombstonesAhead != 0 {
       try visitor.visitSingularUInt64Field(value: self.tombstonesAhead, fieldNumber: 5)
     }
+    if self.entriesAhead != 0 {
+      try visitor.visitSingularUInt64Field(value: self.entriesAhead, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1133,6 +1141,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if lhs.final != rhs.final {return false}
     if lhs.reconcileHorizon != rhs.reconcileHorizon {return false}
     if lhs.tombstonesAhead != rhs.tombstonesAhead {return false}
+    if lhs.entriesAhead != rhs.entriesAhead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -152,10 +152,12 @@ extension Message {
                         stamp: VersionStamp(rawValue: entry.stamp), origin: try node(entry.origin, "ManifestEntry")),
                     deleted: entry.deleted, seq: entrySeq))
         }
-        return ManifestPage(
+        var result = ManifestPage(
             entries: entries, throughSeq: throughSeq, isFinal: page.final,
             reconcileHorizon: page.reconcileHorizon == 0 ? nil : VersionStamp(rawValue: page.reconcileHorizon),
             tombstonesAhead: try seq(page.tombstonesAhead, "ManifestPage", "tombstones_ahead"))
+        result.entriesAhead = try seq(page.entriesAhead, "ManifestPage", "entries_ahead")
+        return result
     }
 
     private static func validate(_ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {

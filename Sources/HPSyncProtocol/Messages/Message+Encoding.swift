@@ -53,6 +53,7 @@ extension Message {
             wire.final = page.isFinal
             wire.reconcileHorizon = page.reconcileHorizon?.rawValue ?? 0
             wire.tombstonesAhead = UInt64(page.tombstonesAhead)
+            wire.entriesAhead = UInt64(page.entriesAhead)
             return .manifestPage(wire)
         case .fetchRecords(let keys):
             var wire = Hpsync_V1_FetchRecords()

@@ -58,6 +58,8 @@ public struct ManifestPage: Equatable, Sendable {
     public var reconcileHorizon: VersionStamp?
     /// Version 2, first page only: how many tombstones the session will list (0 otherwise).
     public var tombstonesAhead: Int64
+    /// Version 2, first page only: how many entries the session will list (0 otherwise).
+    public var entriesAhead: Int64 = 0
 
     public init(
         entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, reconcileHorizon: VersionStamp? = nil,
