@@ -217,8 +217,20 @@ let historyCount: Int = {
     return environment["HP_SYNC_LONG"] == "1" ? 100_000 : 1_000
 }()
 
+/// A wall-clock budget for long runs: `HP_SYNC_HISTORY_SECONDS`. Histories generated after it
+/// are skipped (and counted as such), so a run that cannot finish still reports an exact count.
+let historyDeadline: Date? = {
+    guard let text = ProcessInfo.processInfo.environment["HP_SYNC_HISTORY_SECONDS"], let seconds = Double(text)
+    else { return nil }
+    return Date(timeIntervalSinceNow: seconds)
+}()
+
+/// Long runs print a progress line every this many histories.
+let progressInterval = historyCount >= 10_000 ? 5_000 : Int.max
+
 /// Counts across the whole run, for RELIABILITY.md.
-let convergenceStats = LockedBox<(histories: Int, steps: Int, cuts: Int)>((0, 0, 0))
+let convergenceStats = LockedBox<(histories: Int, steps: Int, cuts: Int, skipped: Int)>((0, 0, 0, 0))
+let convergenceStarted = Date()
 
 final class LockedBox<Value>: @unchecked Sendable {
     private var value: Value
@@ -241,7 +253,12 @@ final class LockedBox<Value>: @unchecked Sendable {
     @Test(.shrinking, arguments: 0..<4)
     func randomHistoriesConvergeToTheMergeRule(shard: Int) async throws {
         let started = Date()
+        _ = (historyDeadline, convergenceStarted)  // globals start lazily: start the clocks now
         await propertyCheck(count: (historyCount + 3) / 4, input: History.generator) { history in
+            if let historyDeadline, Date() >= historyDeadline {
+                convergenceStats.update { $0.skipped += 1 }
+                return
+            }
             let run = try HistoryRun(history)
             do {
                 for step in history.steps { try run.perform(step) }
@@ -250,19 +267,31 @@ final class LockedBox<Value>: @unchecked Sendable {
             } catch {
                 Issue.record("\(error)\n  \(run.transcript)")
             }
+            var checked = 0
             convergenceStats.update {
                 $0.histories += 1
                 $0.steps += history.steps.count
                 $0.cuts += run.sessionsCut
+                checked = $0.histories
             }
+            if checked % progressInterval == 0 { printConvergenceStats("progress") }
         }
         // A few stores outlive their history (their folders reappear as SQLite closes them).
-        if let base = HistoryRun.base, convergenceStats.current.histories >= (historyCount + 3) / 4 * 4 {
+        let stats = convergenceStats.current
+        if let base = HistoryRun.base, stats.histories + stats.skipped >= (historyCount + 3) / 4 * 4 {
             try? FileManager.default.removeItem(at: base)
         }
-        let stats = convergenceStats.current
-        print(
-            "convergence (after shard \(shard)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut,"
-                + " \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        printConvergenceStats(
+            "after shard \(shard)", shardSeconds: Date().timeIntervalSince(started))
     }
+}
+
+/// One line of counts; long runs are recorded in RELIABILITY.md from these.
+func printConvergenceStats(_ label: String, shardSeconds: Double? = nil) {
+    let stats = convergenceStats.current
+    let elapsed = Date().timeIntervalSince(convergenceStarted)
+    var line = "convergence (\(label)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut"
+    if stats.skipped > 0 { line += ", \(stats.skipped) skipped after the HP_SYNC_HISTORY_SECONDS budget" }
+    if let shardSeconds { line += ", shard \(String(format: "%.1f", shardSeconds)) s" }
+    print(line + ", \(String(format: "%.1f", elapsed)) s since the first shard started")
 }

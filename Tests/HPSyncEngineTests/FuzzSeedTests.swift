@@ -58,6 +58,17 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
         for (_, recorder) in recorders {
             #expect(!recorder.received.withLock { $0 }.isEmpty)
         }
+        let pulled = try #require(recorders.first { $0.0 == "pull" }).1.received.withLock { $0 }
+        let variants = try Self.imageVariants(of: pulled)
+        for (name, bytes) in variants {
+            var decoder = FrameDecoder()
+            decoder.append(bytes)
+            var headers = 0
+            while let frame = try decoder.next() {
+                if case .message(.imageHeader) = frame { headers += 1 }
+            }
+            #expect(headers == 1, "\(name)")
+        }
         guard let directory = ProcessInfo.processInfo.environment["HP_SYNC_FUZZ_SEEDS"] else { return }
         for target in ["frame", "apply"] {
             let folder = URL(fileURLWithPath: directory).appendingPathComponent(target)
@@ -68,5 +79,64 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
                 try Data(recorder.sent.withLock { $0 }).write(to: folder.appendingPathComponent("\(name)-from-client"))
             }
         }
+        let folder = URL(fileURLWithPath: directory).appendingPathComponent("apply")
+        for (name, bytes) in variants { try Data(bytes).write(to: folder.appendingPathComponent(name)) }
+    }
+
+    /// Variants of a recorded pull's server side that take the apply target down each image
+    /// path: bytes that do not match the digest, more or fewer bytes than announced, an image
+    /// over the target's 64 KiB limit, and a digest the target rewrites (its first byte zero)
+    /// over altered bytes, which must then apply.
+    static func imageVariants(of session: [UInt8]) throws -> [String: [UInt8]] {
+        var decoder = FrameDecoder()
+        decoder.append(session)
+        var frames: [Frame] = []
+        while let frame = try decoder.next() { frames.append(frame) }
+        func encode(_ frames: [Frame]) -> [UInt8] {
+            frames.flatMap { frame in
+                switch frame {
+                case .message(let message): FrameEncoder.encode(message)
+                case .imageChunk(let bytes): FrameEncoder.chunkHeader(count: bytes.count) + bytes
+                }
+            }
+        }
+        func headersChanged(_ change: (inout ImageHeaderMessage) -> Void) -> [Frame] {
+            frames.map { frame in
+                guard case .message(.imageHeader(var header)) = frame else { return frame }
+                change(&header)
+                return .message(.imageHeader(header))
+            }
+        }
+        func zeroFirst(_ digest: SHA256Digest) -> SHA256Digest { SHA256Digest(bytes: [0] + digest.bytes.dropFirst())! }
+        var rewritten: [Frame] = []
+        var chunkAltered = false
+        for frame in frames {
+            switch frame {
+            case .message(.imageHeader(var header)):
+                header.digest = zeroFirst(header.digest)
+                rewritten.append(.message(.imageHeader(header)))
+            case .message(.records(let items)):
+                rewritten.append(
+                    .message(
+                        .records(
+                            items.map { item in
+                                var item = item
+                                if let digest = item.image?.digest { item.image?.digest = zeroFirst(digest) }
+                                return item
+                            })))
+            case .imageChunk(var bytes) where !chunkAltered:
+                bytes[bytes.count / 2] ^= 0xFF
+                chunkAltered = true
+                rewritten.append(.imageChunk(bytes))
+            default: rewritten.append(frame)
+            }
+        }
+        return [
+            "image-digest-mismatch": encode(headersChanged { $0.digest = SHA256.hash($0.digest.bytes) }),
+            "image-overflow": encode(headersChanged { $0.size -= 1 }),
+            "image-short": encode(headersChanged { $0.size += 1 }),
+            "image-too-large": encode(headersChanged { $0.size = 1 << 17 }),
+            "image-digest-rewritten": encode(rewritten),
+        ]
     }
 }
