@@ -203,24 +203,15 @@ final class Dialer: @unchecked Sendable {
         #expect(updates.allSatisfy { $0.totalEntries == 3 }, "a version-2 server announces the total")
     }
 
-    @Test func aPullFromAVersionTwoServerKnowsItsTotalSoItsProgressHasAnETA() throws {
+    /// A push knows its own change feed; a pull learns the total from a version-2 server.
+    @Test(arguments: [SyncDirection.pull, .push])
+    func theTotalIsKnownSoProgressHasAnETA(_ direction: SyncDirection) throws {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b)
-        for i in 0..<1_500 { try a.add("item \(i)") }
-        let updates = try progressUpdates(b, a, .pull)
-        #expect(updates.map(\.entries) == [1_000, 1_500], "one update per page")
-        #expect(updates.allSatisfy { $0.totalEntries == 1_500 })
-        #expect(updates.first?.secondsLeft(elapsed: 10) == 5, "500 more at 100 per second")
-        #expect(updates.last?.secondsLeft(elapsed: 10) == 0)
-    }
-
-    @Test func aPushKnowsItsTotalSoItsProgressHasAnETA() throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        try a.allow(b)
-        for i in 0..<1_500 { try b.add("item \(i)") }
-        let updates = try progressUpdates(b, a, .push)
+        let source = direction == .pull ? a : b
+        for i in 0..<1_500 { try source.add("item \(i)") }
+        let updates = try progressUpdates(b, a, direction)
         #expect(updates.map(\.entries) == [1_000, 1_500], "one update per page")
         #expect(updates.allSatisfy { $0.totalEntries == 1_500 })
         #expect(updates.first?.secondsLeft(elapsed: 10) == 5, "500 more at 100 per second")
