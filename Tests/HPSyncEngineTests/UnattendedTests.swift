@@ -52,6 +52,24 @@ final class Dialer: @unchecked Sendable {
 }
 
 @Suite struct MassDeleteGuardTests {
+    /// The guarded pull counts live items only up to `liveItemsNeeded`: the verdict on the capped
+    /// count must be the verdict on the true count, for every store size and deletion count.
+    @Test(arguments: [0.5, 0.25, 0.9])
+    func aCountCappedAtWhatIsNeededGivesTheSameVerdict(_ fraction: Double) {
+        var rule = MassDeleteGuard()
+        rule.maxFraction = fraction
+        for deleting in [0, 1, 10, 11, 12, 50, 99, 100, 101, 1_000] {
+            let needed = rule.liveItemsNeeded(toJudge: deleting)
+            for live in [0, 1, 10, 11, 20, 21, 22, 50, 99, 100, 101, 199, 200, 201, 202, 1_000, 5_000] {
+                let capped = min(live, needed)
+                #expect(
+                    (rule.violation(deleting: deleting, liveItems: capped) == nil)
+                        == (rule.violation(deleting: deleting, liveItems: live) == nil),
+                    "deleting \(deleting) of \(live) (counted up to \(needed))")
+            }
+        }
+    }
+
     @Test func theFractionRuleAppliesOnlyAboveTheFloor() {
         let rule = MassDeleteGuard()
         #expect(rule.violation(deleting: 1, liveItems: 1) == nil, "deleting 1 of 1 item is ordinary editing")

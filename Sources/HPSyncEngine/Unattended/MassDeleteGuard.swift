@@ -27,6 +27,13 @@ public struct MassDeleteGuard: Sendable, Equatable {
         return nil
     }
 
+    /// How many live items are enough to judge `deleting` deletions: with at least this many the
+    /// verdict is the same as with any larger number, so a count may stop here.
+    public func liveItemsNeeded(toJudge deleting: Int) -> Int {
+        guard maxFraction > 0 else { return Int.max }
+        return Int((Double(deleting) / maxFraction).rounded(.up)) + 1
+    }
+
     /// Throws `MassDeleteRefused` when the guard trips.
     public func check(deleting: Int, liveItems: Int, peer: String) throws {
         if let reason = violation(deleting: deleting, liveItems: liveItems) {

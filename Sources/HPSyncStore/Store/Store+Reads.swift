@@ -67,6 +67,15 @@ extension Store {
         }
     }
 
+    /// How many live items this store has, counting no further than `limit` (so that a caller
+    /// who only needs to know "at least this many" does not scan the whole table).
+    public func liveItemCount(upTo limit: Int) throws -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM (SELECT 1 FROM item WHERE deleted = 0 LIMIT ?)", arguments: [limit]) ?? 0
+        }
+    }
+
     /// The seq of this store's latest change.
     public var lastSeq: Int64 {
         get throws { try read { db in try MetaRecord.load(db).lastSeq } }
