@@ -285,7 +285,7 @@ def bench_size(label, binary, runs, work, sshd):
     print(f"   TLS floor for the {image_bytes / 1e6:.0f} MB of images: {floor:.3f} s; "
           f"hp-sync full copy / floor = {full / floor:.1f}")
     print(f"   serve peak RSS {server_rss:.1f} MB; rsync ran without --fsync, hp-sync fsyncs every image "
-          "and commits each page")
+          "and commits every 10,000 entries (protocol version 2)")
     shutil.rmtree(f"{work}/{label}-src")
 
 
