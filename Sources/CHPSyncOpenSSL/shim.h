@@ -27,11 +27,6 @@ static inline long hp_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
 
-// SSL_CTX_set_read_ahead is a macro over SSL_CTX_ctrl; Swift cannot call macros.
-static inline long hp_SSL_CTX_set_read_ahead(SSL_CTX *ctx, int yes) {
-    return SSL_CTX_set_read_ahead(ctx, yes);
-}
-
 // SSL_OP_NO_TICKET expands to a shift-and-cast expression that Swift does not import.
 static inline uint64_t hp_SSL_OP_NO_TICKET(void) {
     return SSL_OP_NO_TICKET;

@@ -35,6 +35,19 @@ import Testing
         #expect(throws: ProtocolError.self) { try decode(.fetchRecords(fetch)) }
     }
 
+    @Test func pageDoneCannotCallMoreDurableThanItAcknowledges() throws {
+        var done = Hpsync_V1_PageDone()
+        done.throughSeq = 5
+        done.durableSeq = 6
+        #expect(throws: ProtocolError.self) { try decode(.pageDone(done)) }
+        done.durableSeq = 5
+        guard case .pageDone(let through, _, let durable) = try decode(.pageDone(done)) else {
+            Issue.record("not PageDone")
+            return
+        }
+        #expect(through == 5 && durable == 5)
+    }
+
     @Test func lowercaseKeysAreNormalised() throws {
         var records = Hpsync_V1_Records()
         records.records = [record(key: "4a73b5d2-a6f4-4b40-9f82-ea1e34c1dc04")]

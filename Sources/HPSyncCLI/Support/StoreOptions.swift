@@ -56,16 +56,18 @@ struct StoreOptions: ParsableArguments {
         try NodeIdentity.load(from: storeURL)
     }
 
-    func openStore() throws -> Store {
-        try Store.open(at: storeURL, logger: makeLogger())
+    /// Opens the store; it logs through `logger` (the command's, so that its default level
+    /// applies), or a logger at the default level.
+    func openStore(logger: Logger? = nil) throws -> Store {
+        try Store.open(at: storeURL, logger: logger ?? makeLogger())
     }
 
     /// Takes the store's run lock (or fails at once with the holder's PID), then opens the store.
     /// Lock before opening: opening rolls interrupted image writes forward, which must not race
     /// with a run in flight. Without a store, opening reports that instead.
-    func lockAndOpenStore() throws -> (lock: SyncLock?, store: Store) {
+    func lockAndOpenStore(logger: Logger? = nil) throws -> (lock: SyncLock?, store: Store) {
         let exists = FileManager.default.fileExists(atPath: storeURL.appendingPathComponent("store.sqlite").path)
         let lock = exists ? try SyncLock.acquire(storeDirectory: storeURL) : nil
-        return (lock, try openStore())
+        return (lock, try openStore(logger: logger))
     }
 }

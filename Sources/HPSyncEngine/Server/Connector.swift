@@ -17,7 +17,8 @@ public struct Connector: Sendable {
     private let store: Store
     private let identity: NodeIdentity
     private let timeouts: TLSTimeouts
-    private let logger: Logger
+    /// Settable, so that a caller can add the resolved peer's name to its metadata.
+    public var logger: Logger
 
     public init(store: Store, identity: NodeIdentity, timeouts: TLSTimeouts = .init(), logger: Logger) {
         self.store = store

@@ -132,11 +132,8 @@ public final class ServerSession {
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
-        // A checkpoint beyond our highest seq means this store lost history (restored from an
-        // older copy): its seqs will be reused, so the client must read everything again.
-        let highest = try store.lastSeq
-        let checkpoint = checkpointStore == store.storeID && since <= highest ? since : 0
-        let start = ListingStart.decide(since: checkpoint, horizon: try store.gcHorizon(), version: version)
+        let start = try ListingStart.decide(
+            for: store, checkpoint: checkpointStore == store.storeID ? since : nil, version: version)
         if case .needsReconciliation(let horizon) = start {
             let refusal = PeerErrorMessage(
                 code: .incompatibleVersion,

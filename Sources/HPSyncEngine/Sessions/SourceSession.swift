@@ -53,8 +53,7 @@ final class SourceSession {
             var page = next.page
             page.reconcileHorizon = start.horizon
             if first, version >= 2 {
-                page.tombstonesAhead = try store.tombstoneCount(after: start.since)
-                page.entriesAhead = Int64(try store.changeCount(after: start.since))
+                (page.entriesAhead, page.tombstonesAhead) = try store.feedCounts(after: start.since)
             }
             first = false
             try channel.send(.manifestPage(page))

@@ -70,12 +70,10 @@ public final class SyncClient {
         var report = SyncReport(direction: .push, peer: peerName)
         report.dryRun = options.dryRun
         let server = try handshake(channel, intent: .push, serverNodeID: serverNodeID, options: options)
-        // A push checkpoint beyond our own highest seq means this store was restored from an
-        // older copy and will reuse seqs: offer everything again (the server skips what it has).
+        // What was offered before counts only if this store still has that history; the server
+        // skips what it has when everything is offered again.
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
-        let highest = try store.lastSeq
-        let start = ListingStart.decide(
-            since: recorded <= highest ? recorded : 0, horizon: try store.gcHorizon(), version: server.version)
+        let start = try ListingStart.decide(for: store, checkpoint: recorded, version: server.version)
         if case .needsReconciliation(let horizon) = start {
             let message = ListingStart.refusal(
                 horizon: horizon, source: "this store", sink: "server \(peerName)", upgrade: "a server")
@@ -85,7 +83,7 @@ public final class SyncClient {
         }
         let source = SourceSession(channel: channel, store: store, version: server.version, logger: logger)
         // Every key changed after `since` is one manifest entry: the total behind the ETA.
-        let total = options.progress == nil ? nil : try store.changeCount(after: start.since)
+        let total = options.progress == nil ? nil : Int(try store.feedCounts(after: start.since).entries)
         var serverCounts = ChangeCounts()
         try source.run(from: start, into: &report) { through, counts in
             serverCounts = counts

@@ -30,6 +30,16 @@ public enum ListingStart: Sendable, Equatable {
         return .after(since)
     }
 
+    /// Where `store`, as the source, starts for a sink whose checkpoint in this store is
+    /// `checkpoint` (nil when it has none here). A checkpoint beyond the highest seq means the
+    /// store lost history (restored from an older copy): its seqs will be reused, so the sink
+    /// must read everything again.
+    public static func decide(for store: Store, checkpoint: Int64?, version: UInt32) throws -> ListingStart {
+        var since: Int64 = 0
+        if let checkpoint, checkpoint <= (try store.lastSeq) { since = checkpoint }
+        return decide(since: since, horizon: try store.gcHorizon(), version: version)
+    }
+
     /// The seq pages start after.
     public var since: Int64 {
         if case .after(let seq) = self { return seq }

@@ -59,9 +59,10 @@ extension Store {
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var result: [ItemKey: Item] = [:]
             result.reserveCapacity(keys.count)
+            var origins = OriginCache()
             for key in keys {
                 if let row = rows[key.rawValue] {
-                    result[key] = try row.item()
+                    result[key] = try row.item(origins: &origins)
                 } else if let virtual {
                     result[key] = Item.tombstone(key: key, version: virtual)
                 }

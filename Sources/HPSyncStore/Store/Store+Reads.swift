@@ -81,11 +81,6 @@ extension Store {
         get throws { try read { db in try MetaRecord.load(db).lastSeq } }
     }
 
-    /// How many feed entries have a seq greater than `seq` (what `changes(after:)` would page through).
-    public func changeCount(after seq: Int64) throws -> Int {
-        try read { db in try ItemRecord.filter(ItemRecord.Columns.seq > seq).fetchCount(db) }
-    }
-
     /// Up to `limit` feed entries with seq greater than `seq`, in ascending seq.
     public func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
         try read { db in
@@ -108,10 +103,13 @@ extension Store {
         }
     }
 
-    /// How many tombstones the change feed holds after `seq`.
-    public func tombstoneCount(after seq: Int64) throws -> Int64 {
+    /// How many feed entries (what `changes(after:)` would page through), and how many of them
+    /// tombstones, come after `seq`: one scan.
+    public func feedCounts(after seq: Int64) throws -> (entries: Int64, tombstones: Int64) {
         try read { db in
-            try Int64.fetchOne(db, sql: "SELECT count(*) FROM item WHERE seq > ? AND deleted", arguments: [seq]) ?? 0
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*), COALESCE(SUM(deleted), 0) FROM item WHERE seq > ?", arguments: [seq])
+            return (row?[0] ?? 0, row?[1] ?? 0)
         }
     }
 
@@ -132,7 +130,8 @@ extension Store {
     public func records(_ keys: [ItemKey]) throws -> [Item] {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
-            return try keys.compactMap { try rows[$0.rawValue]?.item() }
+            var origins = OriginCache()
+            return try keys.compactMap { try rows[$0.rawValue]?.item(origins: &origins) }
         }
     }
 

@@ -51,7 +51,7 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let logger = options.makeLogger(default: .info)
-        let store = try options.openStore()
+        let store = try options.openStore(logger: logger)
         let identity = try options.loadIdentity()
         var configuration = SyncServer.Configuration()
         configuration.maxConnections = maxConnections

@@ -20,14 +20,14 @@ struct SyncRunner {
         storeOptions: StoreOptions, syncOptions: SyncCommandOptions, _ body: (SyncRunner) throws -> T
     ) throws -> T {
         var logger = storeOptions.makeLogger(default: syncOptions.quiet ? .error : .warning)
-        let (lock, store) = try storeOptions.lockAndOpenStore()
+        let (lock, store) = try storeOptions.lockAndOpenStore(logger: logger)
         return try withExtendedLifetime(lock) {
             logger[metadataKey: "session"] = "\(Self.sessionID())"
             let identity = try storeOptions.loadIdentity()
             var connector = Connector(store: store, identity: identity, timeouts: syncOptions.timeouts, logger: logger)
             let target = try connector.resolve(syncOptions.peer)
             logger[metadataKey: "peer"] = "\(target.name)"
-            connector = Connector(store: store, identity: identity, timeouts: syncOptions.timeouts, logger: logger)
+            connector.logger = logger
             let runner = SyncRunner(
                 store: store, connector: connector, client: SyncClient(store: store, logger: logger), target: target,
                 options: syncOptions, logger: logger,
