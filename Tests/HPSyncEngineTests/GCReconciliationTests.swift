@@ -75,6 +75,43 @@ import Testing
         #expect(try f.a.store.items().map(\.key).contains(f.gone[0]) == false)
     }
 
+    @Test func aCollectionDuringAListingEndsTheSessionAndTheNextPullReconciles() throws {
+        let clock = TestClock()
+        let a = try TestNode("a", clock: clock)
+        let c = try TestNode("c", clock: clock)
+        try a.allow(c)
+        var items: [ItemKey] = []
+        for i in 0..<2_500 { items.append(try a.add("item \(i)").key) }
+        // The deletions are the newest changes, so they are listed after the first page.
+        let gone = Array(items.suffix(3))
+        _ = try a.store.delete(gone)
+        clock.advance(milliseconds: 200 * Self.day)
+        var dropped = 0
+        var refusal: PeerErrorMessage?
+        do {
+            _ = try Sync.session(c, a, .pipe) { channel in
+                let hooked = ObservingChannel(channel) { frame in
+                    guard Self.isPage(frame), dropped == 0 else { return }
+                    let cutoff = VersionStamp(milliseconds: clock.nowMilliseconds())
+                    dropped = try a.store.collectGarbage(before: cutoff).dropped
+                }
+                return try SyncClient(store: c.store, logger: quietLogger).pull(
+                    over: hooked, serverNodeID: a.nodeID, peerName: "a")
+            } wrap: {
+                $0
+            }
+        } catch SyncError.refusedByPeer(let error) {
+            refusal = error
+        }
+        #expect(dropped == 3)
+        #expect(refusal?.code == .internalError)
+        #expect(refusal?.message.contains("garbage-collected during the session") == true)
+        let next = try Sync.pull(c, from: a)
+        #expect(next.reconcileHorizon != nil, "the next pull is a full reconciliation")
+        #expect(try c.snapshot().filter { !$0.deleted } == a.snapshot().filter { !$0.deleted })
+        for key in gone { #expect(try c.store.item(key)?.deleted != false, "a collected deletion is not live") }
+    }
+
     @Test func aPushFromAStaleClientDoesNotReviveOnTheServer() throws {
         let f = try Collected()
         // b still holds its stale live copy and pushes everything it has (first push).
