@@ -52,8 +52,10 @@ extension Store {
                     FileIO.unlinkIfPresent(images.tempPath(tempName))
                 }
             }
+            // Before the commit: once the journal rows are gone, nothing would redo a rename
+            // that a crash lost.
+            try images.syncDirectory()
         }
-        try images.syncDirectory()
     }
 
     /// Finishes every journaled image (after a crash, or another process's interrupted write).
@@ -71,10 +73,10 @@ extension Store {
                 }
                 try pending.delete(db)
             }
+            if !finished.isEmpty { try images.syncDirectory() }  // before the rows go, as above
             return finished
         }
         if !finished.isEmpty {
-            try images.syncDirectory()
             logger.notice("rolled interrupted image writes forward", metadata: ["count": "\(finished.count)"])
         }
         return finished
