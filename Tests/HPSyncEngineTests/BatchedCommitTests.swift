@@ -1,10 +1,10 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
-import HPSyncStore
 import Testing
 
 @testable import HPSyncEngine
+@testable import HPSyncStore
 
 /// Version 2's PageDone: it asks for the next page before the sink commits, `durable_seq` says
 /// what is committed, and a sink that holds several pages still applies each change exactly once.
@@ -95,26 +95,72 @@ import Testing
         // made when the first page arrives: the third page is read after it.)
         try a.setImage(first.key, jpeg(2))
         for item in others { _ = try a.store.edit(item.key, ItemEdit(valueInDollars: 7)) }
-        var changedBack = false
-        let report = try Sync.session(b, a, .pipe) { channel in
-            var pages = 0
-            let hooked = ObservingChannel(channel) { frame in
-                guard case .message(.manifestPage) = frame else { return }
-                pages += 1
-                if pages == 1 && !changedBack {
-                    changedBack = true
-                    try a.setImage(first.key, jpeg(1))
-                }
-            }
-            return try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: hooked, serverNodeID: a.nodeID, peerName: "a")
-        } wrap: {
-            $0
-        }
+        let (report, changedBack) = try Self.pull(b, from: a, onPage: 1) { try a.setImage(first.key, jpeg(1)) }
         #expect(changedBack)
         #expect(report.manifestEntries == 2_502, "the key appears on the first page and again on the last")
         #expect(try b.snapshot() == a.snapshot())
         #expect(b.imageBytes(first.key).map { SHA256.hash($0) } == SHA256.hash(jpeg(1)))
         #expect(try b.store.verify(repair: false).isClean)
+    }
+
+    /// The batch before commits on a thread of its own while the next pages arrive: a key it
+    /// holds that changes again must wait for that commit, else the merge reads the old row
+    /// ("image was not staged" when the image went back to the one the old row names).
+    @Test func aKeyInTheBatchStillCommittingWaitsForIt() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b)
+        let first = try a.add("changes twice", image: jpeg(1))
+        let others = try (0..<4_500).map { try a.add("item \($0)") }
+        try Sync.pull(b, from: a)
+        try a.setImage(first.key, jpeg(2))
+        for item in others { _ = try a.store.edit(item.key, ItemEdit(valueInDollars: 7)) }
+        // The key's new image comes on page 1 of 5. A batch holds four pages, and the first
+        // (with that image fetched) takes its time to commit. The image goes back to the old one
+        // when page 2 arrives, so the key comes again on the last page, while that batch is in
+        // flight and the key's committed row still names the old image.
+        let slowOnce = Locked(true)
+        b.store.hooks.set(
+            TestHooks(beforeApply: {
+                guard slowOnce.get() else { return }
+                slowOnce.set(false)
+                Thread.sleep(forTimeInterval: 0.5)
+            }))
+        defer { b.store.hooks.set(TestHooks()) }
+        var options = SyncClient.Options()
+        options.commitEvery = 4_000
+        let (report, changedBack) = try Self.pull(b, from: a, options: options, onPage: 2) {
+            try a.setImage(first.key, jpeg(1))
+        }
+        #expect(changedBack)
+        #expect(!slowOnce.get(), "the slow commit happened")
+        #expect(report.manifestEntries == 4_502)
+        #expect(try b.snapshot() == a.snapshot())
+        #expect(b.imageBytes(first.key).map { SHA256.hash($0) } == SHA256.hash(jpeg(1)))
+        #expect(try b.store.verify(repair: false).isClean)
+    }
+
+    /// Pulls `a` into `b` over a pipe and runs `change` (once) when manifest page `onPage` arrives.
+    static func pull(
+        _ b: TestNode, from a: TestNode, options: SyncClient.Options = .init(), onPage: Int,
+        change: @escaping () throws -> Void
+    ) throws -> (SyncReport, changed: Bool) {
+        var changed = false
+        let report = try Sync.session(b, a, .pipe) { channel in
+            var pages = 0
+            let hooked = ObservingChannel(channel) { frame in
+                guard case .message(.manifestPage) = frame else { return }
+                pages += 1
+                if pages == onPage && !changed {
+                    changed = true
+                    try change()
+                }
+            }
+            return try SyncClient(store: b.store, logger: quietLogger).pull(
+                over: hooked, serverNodeID: a.nodeID, peerName: "a", options: options)
+        } wrap: {
+            $0
+        }
+        return (report, changed)
     }
 }

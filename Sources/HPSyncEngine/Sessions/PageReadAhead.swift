@@ -3,7 +3,8 @@ import HPSyncProtocol
 import HPSyncStore
 import Synchronization
 
-/// Reads a source's next manifest page, and the records of its live entries, on another thread
+/// Reads a source's next manifest page, and the records of its live entries (one pass over the
+/// feed, `Store.feedPage`), on another thread
 /// while the sink works on the current page, so that on two cores source and sink overlap
 /// instead of taking turns.
 ///
@@ -64,16 +65,10 @@ final class PageReadAhead: Sendable {
     }
 
     static func read(_ store: Store, after cursor: Int64) throws -> Page {
-        let last = try store.lastSeq
-        let changes = try store.changes(after: cursor, limit: ProtocolLimits.manifestPageSize)
+        let feed = try store.feedPage(after: cursor, limit: ProtocolLimits.manifestPageSize)
+        let changes = feed.entries
         let isFinal = changes.count < ProtocolLimits.manifestPageSize
-        let through = isFinal ? Swift.max(cursor, last, changes.last?.seq ?? cursor) : changes.last!.seq
-        let page = ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal)
-        var records: [ItemKey: Item] = [:]
-        let live = changes.filter { !$0.deleted }.map(\.key)
-        if !live.isEmpty {
-            for item in try store.records(live) { records[item.key] = item }
-        }
-        return Page(page: page, records: records)
+        let through = isFinal ? Swift.max(cursor, feed.lastSeq, changes.last?.seq ?? cursor) : changes.last!.seq
+        return Page(page: ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal), records: feed.records)
     }
 }

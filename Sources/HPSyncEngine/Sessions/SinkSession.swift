@@ -7,7 +7,8 @@ import Logging
 /// Receives a source's changes into the local store: evaluates each manifest page by the merge
 /// rule, fetches the winning records and the images it has no copy of, verifies every image,
 /// and commits in one transaction each page (version 1) or each batch of pages (version 2),
-/// together with the checkpoint when it keeps one.
+/// together with the checkpoint when it keeps one. A version-2 batch commits on a thread of its
+/// own (`BatchCommitter`) while the next pages arrive.
 final class SinkSession {
     struct Options {
         var dryRun = false
@@ -39,6 +40,8 @@ final class SinkSession {
     private let logger: Logger
     private var options: Options
     private var machine: SinkStateMachine
+    private let committer: BatchCommitter
+    /// Temporaries of the batch being gathered, removed once it is committed or abandoned.
     private var staged: [StagedImage] = []
     /// Received and checked, not yet committed (version 2 only).
     private var pending: [IncomingRecord] = []
@@ -46,6 +49,8 @@ final class SinkSession {
     private var pendingImageBytes: Int64 = 0
     private var pendingImages: [SHA256Digest: StagedImage] = [:]
     private var pendingStep: ReconcileStep?
+    /// Whether applying what is held may unlink or replace image files already in place.
+    private var pendingMayRemoveImages = false
     private var heldEntries = 0
     private var lastPage: ManifestPage?
     /// What the source's first page announced (version 2), for the progress estimate.
@@ -63,11 +68,14 @@ final class SinkSession {
         self.options = options
         self.logger = logger
         self.machine = SinkStateMachine()
+        self.committer = BatchCommitter(store: store)
     }
 
     /// Runs until the source's final page is applied.
     func run(into report: inout SyncReport) throws {
         defer {
+            // A batch still committing when the session fails ends first, and counts.
+            if let committed = try? committer.wait() { absorb(committed, into: &report) }
             try? preview?.close()
             discardStaged()
         }
@@ -82,6 +90,7 @@ final class SinkSession {
             isFirst = false
             try handle(page, reconcile: step, report: &report)
             if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
+            if let committed = try committer.poll() { absorb(committed, into: &report) }
             let durable = options.version >= 2 ? durableSeq : 0
             try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable))
             reportProgress(report)
@@ -114,7 +123,9 @@ final class SinkSession {
         report.manifestEntries += page.entries.count
         // A key changed twice during the session must meet its first change in the database.
         if !options.dryRun, page.entries.contains(where: { pendingKeys.contains($0.key) }) {
-            try commitPending(report: &report)
+            try commitPending(report: &report, wait: true)
+        } else if !options.dryRun, committer.holdsAny(page.entries.lazy.map(\.key)) {
+            try waitForCommit(report: &report)
         }
         // One read of this page's local rows serves the merge rule and the image decisions.
         let local = try store.mergeBases(page.entries.map(\.key))
@@ -156,30 +167,54 @@ final class SinkSession {
         for record in incoming {
             pendingKeys.insert(record.item.key)
             pendingImageBytes += record.image?.ref.size ?? 0
+            if let mine = local[record.item.key], !mine.deleted, mine.image != nil { pendingMayRemoveImages = true }
         }
         heldEntries += page.entries.count
-        if let step { pendingStep = pendingStep.map { $0.followed(by: step) } ?? step }
+        if let step {
+            pendingStep = pendingStep.map { $0.followed(by: step) } ?? step
+            pendingMayRemoveImages = true
+        }
         lastPage = page
         if options.version < 2 || page.isFinal || heldEntries >= options.commitEvery
             || pendingImageBytes >= Batch.imageBytes
         {
-            try commitPending(report: &report)
+            // Version 1 acknowledges each page as applied; the final page needs everything
+            // durable; a reconciliation keeps to one step at a time.
+            let wait = options.version < 2 || page.isFinal || reconciling != nil
+            try commitPending(report: &report, wait: wait)
         }
     }
 
-    /// Applies what the session holds in one transaction, with the checkpoint of the last page.
-    private func commitPending(report: inout SyncReport) throws {
-        guard let page = lastPage else { return }
-        let outcome = try store.applyRemote(pending, checkpoint: checkpointUpdate(page), reconcile: pendingStep)
-        durableSeq = page.throughSeq
-        pending.removeAll(keepingCapacity: true)
-        pendingKeys.removeAll(keepingCapacity: true)
-        pendingImageBytes = 0
-        pendingImages.removeAll()
-        pendingStep = nil
-        heldEntries = 0
-        lastPage = nil
-        discardStaged()
+    /// Hands what the session holds to the committer as one transaction, with the checkpoint of
+    /// the last page; with `wait`, returns once it (and every batch before it) is committed.
+    private func commitPending(report: inout SyncReport, wait: Bool) throws {
+        if let page = lastPage {
+            let batch = BatchCommitter.Batch(
+                records: pending, checkpoint: checkpointUpdate(page), reconcile: pendingStep,
+                throughSeq: page.throughSeq, keys: pendingKeys, mayRemoveImages: pendingMayRemoveImages,
+                staged: staged)
+            pending = []
+            pendingKeys = []
+            pendingImageBytes = 0
+            pendingImages.removeAll()
+            pendingStep = nil
+            pendingMayRemoveImages = false
+            heldEntries = 0
+            lastPage = nil
+            staged = []
+            if let committed = try committer.submit(batch) { absorb(committed, into: &report) }
+        }
+        if wait { try waitForCommit(report: &report) }
+    }
+
+    private func waitForCommit(report: inout SyncReport) throws {
+        if let committed = try committer.wait() { absorb(committed, into: &report) }
+    }
+
+    /// Counts a committed batch and moves the durable point past it.
+    private func absorb(_ committed: BatchCommitter.Committed, into report: inout SyncReport) {
+        let outcome = committed.outcome
+        durableSeq = committed.throughSeq
         report.reconciled += outcome.reconciled.map(\.rawValue)
         report.inserted += outcome.inserted.map(\.rawValue)
         report.updated += outcome.updated.map(\.rawValue)
@@ -268,6 +303,8 @@ final class SinkSession {
         var wanted: [ImageWanted] = []
         var plans: [ItemKey: ImageSource] = [:]
         var fetchedDigests = Set<SHA256Digest>()
+        // Files the batch in flight may unlink are no source for a copy until it is committed.
+        if !withImages.isEmpty && committer.mayRemoveImages { try waitForCommit(report: &report) }
         for item in withImages {
             let image = item.image!
             guard image.size <= store.maxImageBytes else {

@@ -7,12 +7,14 @@ import HPSyncCrypto
     import Darwin
 #endif
 
-/// Image bytes written to a temporary in `images/`, verified against the announced digest and
-/// fsynced, ready for `Store.applyRemote` to journal and rename into place.
+/// Image bytes written to a temporary in `images/` and verified against the announced digest,
+/// ready for `Store.applyRemote` to journal and rename into place once `durability` says the
+/// bytes reached the disk (it waits for that before committing).
 public struct StagedImage: Sendable, Hashable {
     public let ref: ImageRef
     let tempName: String
     let directory: ImageDirectory
+    let durability: Durability
 
     /// Removes the temporary; use when the image will not be applied.
     public func discard() {
@@ -70,8 +72,8 @@ public final class ImageStaging {
         }
     }
 
-    /// Verifies size and SHA-256, fsyncs and returns the staged image; on mismatch the temporary
-    /// is removed and `StoreError.digestMismatch` thrown.
+    /// Verifies size and SHA-256 and returns the staged image, whose fsync runs in the background
+    /// (`ImageFlusher`); on mismatch the temporary is removed and `StoreError.digestMismatch` thrown.
     public func finish() throws -> StagedImage {
         let path = directory.tempPath(tempName)
         guard fd >= 0, let hasher = hasher.take() else {
@@ -82,15 +84,9 @@ public final class ImageStaging {
             abort()
             throw StoreError.digestMismatch(expected: expected, actual: actual)
         }
-        do {
-            try FileIO.sync(fd, path: path)
-        } catch {
-            abort()
-            throw error
-        }
-        close(fd)
+        let durability = ImageFlusher.shared.submit(fd, path: path)
         fd = -1
-        return StagedImage(ref: actual, tempName: tempName, directory: directory)
+        return StagedImage(ref: actual, tempName: tempName, directory: directory, durability: durability)
     }
 
     /// Closes and removes the temporary.

@@ -167,3 +167,12 @@ public struct ItemEdit: Sendable {
         self.valueInDollars = valueInDollars
     }
 }
+
+/// A page of the change feed as a source sends it (`Store.feedPage(after:limit:)`).
+public struct FeedPage: Sendable {
+    public var entries: [ChangeEntry]
+    /// The current record of each live entry.
+    public var records: [ItemKey: Item]
+    /// The feed's last seq in the same snapshot.
+    public var lastSeq: Int64
+}

@@ -95,35 +95,70 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         ChangeEntry(key: try ItemKey(key), version: try version, deleted: deleted, seq: seq)
     }
 
-    /// Inserts or replaces the row for this key through one cached statement (the hot path of
-    /// imports and pulls).
+    /// Inserts or replaces the row for this key through one cached statement bound directly
+    /// (the hot path of imports and pulls).
     func write(_ db: Database) throws {
-        let statement = try db.cachedStatement(
+        let statement = try RawStatement(
+            db,
             sql: """
                 INSERT OR REPLACE INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-                  imageSize, stamp, origin, deleted, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                  imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
                 """)
-        try statement.execute(arguments: [
-            key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize, stamp, origin, deleted, seq,
-        ])
+        statement.bind(key, at: 1)
+        statement.bind(name, at: 2)
+        statement.bind(serialNumber, at: 3)
+        statement.bind(valueInDollars, at: 4)
+        statement.bind(dateCreated, at: 5)
+        statement.bind(imageDigest, at: 6)
+        statement.bind(imageSize, at: 7)
+        statement.bind(stamp, at: 8)
+        statement.bind(origin, at: 9)
+        statement.bind(deleted ? 1 : 0, at: 10)
+        statement.bind(seq, at: 11)
+        _ = try statement.step()
     }
 
-    /// The rows of `keys` in a few `IN (...)` queries, not one query (and cursor) per key.
+    /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
+    /// than `IN (...)` lists, whose keys SQLite first sorts into a temporary index).
     static func fetchMany(_ db: Database, keys: some Collection<ItemKey>) throws -> [String: ItemRecord] {
         var result: [String: ItemRecord] = [:]
         result.reserveCapacity(keys.count)
-        let all = Array(keys)
-        for start in stride(from: 0, to: all.count, by: 500) {
-            let chunk = all[start..<min(start + 500, all.count)]
-            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key IN (\(placeholders))")
-            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map(\.rawValue)))
-            while let row = try rows.next() {
-                let record = try ItemRecord(row: row)
+        let statement = try RawStatement(db, sql: "SELECT * FROM item WHERE key = ?1 -- one key")
+        for key in keys {
+            statement.bind(key.rawValue, at: 1)
+            if try statement.step() {
+                let record = ItemRecord(statement)
                 result[record.key] = record
             }
+            statement.reset()
         }
         return result
+    }
+
+    /// Up to `limit` rows with seq greater than `seq`, in ascending seq.
+    static func fetchFeed(_ db: Database, after seq: Int64, limit: Int) throws -> [ItemRecord] {
+        let statement = try RawStatement(db, sql: "SELECT * FROM item WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        statement.bind(seq, at: 1)
+        statement.bind(Int64(limit), at: 2)
+        var rows: [ItemRecord] = []
+        rows.reserveCapacity(min(limit, 10_000))
+        while try statement.step() { rows.append(ItemRecord(statement)) }
+        return rows
+    }
+
+    /// Decodes the current row of a `SELECT *` in the table's column order.
+    private init(_ row: borrowing RawStatement) {
+        key = row.text(0)
+        name = row.text(1)
+        serialNumber = row.optionalText(2)
+        valueInDollars = row.int64(3)
+        dateCreated = row.int64(4)
+        imageDigest = row.optionalBlob(5)
+        imageSize = row.optionalInt64(6)
+        stamp = row.int64(7)
+        origin = row.optionalBlob(8) ?? Data()
+        deleted = row.int64(9) != 0
+        seq = row.int64(10)
     }
 
     /// The current row for `key`, through a cached statement.

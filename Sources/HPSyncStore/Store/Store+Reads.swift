@@ -103,6 +103,24 @@ extension Store {
         }
     }
 
+    /// Up to `limit` feed entries after `seq` with the record of each live one, and the feed's
+    /// last seq, from one snapshot and one pass over the seq index: what a source sends.
+    public func feedPage(after seq: Int64, limit: Int) throws -> FeedPage {
+        try read { db in
+            var page = FeedPage(entries: [], records: [:], lastSeq: try MetaRecord.load(db).lastSeq)
+            page.entries.reserveCapacity(min(limit, 10_000))
+            let rows = try ItemRecord.fetchFeed(db, after: seq, limit: limit)
+            var origins = OriginCache()
+            for row in rows {
+                let item = try row.item(origins: &origins)
+                page.entries.append(
+                    ChangeEntry(key: item.key, version: item.version, deleted: row.deleted, seq: row.seq))
+                if !row.deleted { page.records[item.key] = item }
+            }
+            return page
+        }
+    }
+
     /// How many feed entries (what `changes(after:)` would page through), and how many of them
     /// tombstones, come after `seq`: one scan.
     public func feedCounts(after seq: Int64) throws -> (entries: Int64, tombstones: Int64) {

@@ -66,6 +66,8 @@ struct TestHooks: Sendable {
     var afterTempWritten: (@Sendable () throws -> Void)?
     /// Runs after the row and the journal entry are committed, before the file is renamed.
     var afterCommitBeforeFinalize: (@Sendable () throws -> Void)?
+    /// Runs when a batch of remote records starts applying, before its transaction.
+    var beforeApply: (@Sendable () throws -> Void)?
 }
 
 /// Thrown by test hooks to simulate a process that died at that point.

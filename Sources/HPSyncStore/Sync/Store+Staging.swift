@@ -19,6 +19,8 @@ extension Store {
             FileIO.unlinkIfPresent(images.tempPath(copy.name))
             throw StoreError.digestMismatch(expected: expected, actual: copy.ref)
         }
-        return StagedImage(ref: copy.ref, tempName: copy.name, directory: images)
+        return StagedImage(
+            ref: copy.ref, tempName: copy.name, directory: images,
+            durability: .durable(path: images.tempPath(copy.name)))
     }
 }
