@@ -125,6 +125,30 @@ struct CommandTests {
         #expect(none.stderr.hasPrefix(Self.errorPrefix))
     }
 
+    /// `Output.save`: an output file that cannot be written is exit 73 naming the path, and
+    /// nothing goes to stdout instead.
+    @Test func anUnwritableOutputFileExits73() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let image = try runner.file("cam.jpg", Images.jpeg)
+        let key = try runner.run(["add", "--name", "x", "--image", image.path]).text.trimmingCharacters(in: .newlines)
+        let inMissingFolder = runner.root.appendingPathComponent("no-such-folder/export.json").path
+        let export = try runner.run(["export", "-o", inMissingFolder])
+        #expect(export.status == 73, "\(export.stderr)")
+        #expect(export.stderr.hasPrefix(Self.errorPrefix + "cannot write \(inMissingFolder)"))
+        #expect(export.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: inMissingFolder))
+        // A folder where the file should go: the atomic rename cannot replace it.
+        let folder = runner.root.appendingPathComponent("a-folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let get = try runner.run(["image", "get", key, "-o", folder.path])
+        #expect(get.status == 73, "\(get.stderr)")
+        #expect(get.stderr.hasPrefix(Self.errorPrefix + "cannot write \(folder.path)"))
+        #expect(get.stdout.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
     @Test func verifyDetectsTampering() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
