@@ -216,6 +216,40 @@ struct CommandTests {
         #expect(again.stderr.hasPrefix(Self.errorPrefix + "no peer named backup"))
     }
 
+    /// Durations and permissions are parsed once, as typed arguments: a bad value is a usage
+    /// error naming it, a good one reaches `run()`, and the help shows the defaults.
+    @Test func badDurationsAndPermissionsAreUsageErrors() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let nodeID = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = "hpsync://127.0.0.1:1/\(nodeID)#" + String(repeating: "A", count: 43)
+        let bad: [(arguments: [String], value: String)] = [
+            (["gc", "--older-than", "soon"], "soon"), (["gc", "--older-than", "0"], "0"),
+            (["trash", "purge", "--older-than", "1x"], "1x"), (["status", "--check", "1y"], "1y"),
+            (["pull", "x", "--keep-deleted", "forever"], "forever"), (["sync", "x", "--keep-deleted", "1.5d"], "1.5d"),
+            (["invite", "--expires", "0"], "0"), (["invite", "--expires", "31d"], "31d"),
+            (["invite", "--allow", "admin"], "admin"), (["peer", "join", token, "--allow", "write"], "write"),
+            (["peer", "add", "x", nodeID, "--allow", "all"], "all"),
+        ]
+        for (arguments, value) in bad {
+            let result = try runner.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix(Self.errorPrefix) && result.stderr.contains("'\(value)'"), "\(arguments)")
+        }
+        for arguments in [
+            ["gc", "--older-than", "1s"], ["trash", "purge", "--older-than", "12h"], ["status", "--check", "90m"],
+            ["invite", "--expires", "30d", "--allow", "read-write", "--address", "127.0.0.1:1"],
+        ] {
+            let result = try runner.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        #expect(try runner.run(["invite", "list"]).text.contains("read-write"))
+        #expect(try runner.run(["gc", "--help"]).text.contains("(default: 180d)"))
+        #expect(try runner.run(["pull", "--help"]).text.contains("(default: 30d)"))
+        #expect(try runner.run(["peer", "add", "--help"]).text.contains("read, read-write; default: read)"))
+    }
+
     @Test func usageErrorsExit64() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
