@@ -107,9 +107,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HPSyncEndToEndTests",
-            // The hostile-input suite crafts raw frames with the generated protobuf types.
+            // The hostile-input suite crafts raw frames with the generated protobuf types; a few
+            // tests prepare a store through HPSyncStore for what the CLI cannot make on demand.
             dependencies: [
-                "HPSyncCrypto", "HPSyncProtocol",
+                "HPSyncCrypto", "HPSyncProtocol", "HPSyncStore",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -125,6 +125,30 @@ struct CommandTests {
         #expect(none.stderr.hasPrefix(Self.errorPrefix))
     }
 
+    /// `Output.save`: an output file that cannot be written is exit 73 naming the path, and
+    /// nothing goes to stdout instead.
+    @Test func anUnwritableOutputFileExits73() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let image = try runner.file("cam.jpg", Images.jpeg)
+        let key = try runner.run(["add", "--name", "x", "--image", image.path]).text.trimmingCharacters(in: .newlines)
+        let inMissingFolder = runner.root.appendingPathComponent("no-such-folder/export.json").path
+        let export = try runner.run(["export", "-o", inMissingFolder])
+        #expect(export.status == 73, "\(export.stderr)")
+        #expect(export.stderr.hasPrefix(Self.errorPrefix + "cannot write \(inMissingFolder)"))
+        #expect(export.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: inMissingFolder))
+        // A folder where the file should go: the atomic rename cannot replace it.
+        let folder = runner.root.appendingPathComponent("a-folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let get = try runner.run(["image", "get", key, "-o", folder.path])
+        #expect(get.status == 73, "\(get.stderr)")
+        #expect(get.stderr.hasPrefix(Self.errorPrefix + "cannot write \(folder.path)"))
+        #expect(get.stdout.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
     @Test func verifyDetectsTampering() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
@@ -190,6 +214,40 @@ struct CommandTests {
         let again = try runner.run(["peer", "rm", "backup"])
         #expect(again.status == 65)
         #expect(again.stderr.hasPrefix(Self.errorPrefix + "no peer named backup"))
+    }
+
+    /// Durations and permissions are parsed once, as typed arguments: a bad value is a usage
+    /// error naming it, a good one reaches `run()`, and the help shows the defaults.
+    @Test func badDurationsAndPermissionsAreUsageErrors() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let nodeID = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = "hpsync://127.0.0.1:1/\(nodeID)#" + String(repeating: "A", count: 43)
+        let bad: [(arguments: [String], value: String)] = [
+            (["gc", "--older-than", "soon"], "soon"), (["gc", "--older-than", "0"], "0"),
+            (["trash", "purge", "--older-than", "1x"], "1x"), (["status", "--check", "1y"], "1y"),
+            (["pull", "x", "--keep-deleted", "forever"], "forever"), (["sync", "x", "--keep-deleted", "1.5d"], "1.5d"),
+            (["invite", "--expires", "0"], "0"), (["invite", "--expires", "31d"], "31d"),
+            (["invite", "--allow", "admin"], "admin"), (["peer", "join", token, "--allow", "write"], "write"),
+            (["peer", "add", "x", nodeID, "--allow", "all"], "all"),
+        ]
+        for (arguments, value) in bad {
+            let result = try runner.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix(Self.errorPrefix) && result.stderr.contains("'\(value)'"), "\(arguments)")
+        }
+        for arguments in [
+            ["gc", "--older-than", "1s"], ["trash", "purge", "--older-than", "12h"], ["status", "--check", "90m"],
+            ["invite", "--expires", "30d", "--allow", "read-write", "--address", "127.0.0.1:1"],
+        ] {
+            let result = try runner.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        #expect(try runner.run(["invite", "list"]).text.contains("read-write"))
+        #expect(try runner.run(["gc", "--help"]).text.contains("(default: 180d)"))
+        #expect(try runner.run(["pull", "--help"]).text.contains("(default: 30d)"))
+        #expect(try runner.run(["peer", "add", "--help"]).text.contains("read, read-write; default: read)"))
     }
 
     @Test func usageErrorsExit64() throws {

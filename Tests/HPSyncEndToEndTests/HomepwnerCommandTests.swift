@@ -57,6 +57,46 @@ struct HomepwnerCommandTests {
         #expect(try runner.run(["status", "--store", other.path], withStore: false).text.contains("items:      0"))
     }
 
+    /// An item's image must be a regular file within the limit (64 MiB): a directory, a symbolic
+    /// link or a larger file under the key's name is bad data (65), and nothing is imported.
+    @Test func anImageThatIsNotARegularFileOrTooLargeImportsNothing() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let image = try runner.file("cam.jpg", Images.jpeg)
+        let key = try runner.run(["add", "--name", "Camera", "--image", image.path]).text.trimmingCharacters(
+            in: .newlines)
+        try runner.run(["add", "--name", "Lamp"])
+        let documents = runner.root.appendingPathComponent("Documents")
+        #expect(try runner.run(["export-homepwner", documents.path]).status == 0)
+        let named = documents.appendingPathComponent(key)
+        let other = runner.root.appendingPathComponent("other")
+        try runner.run(["init", "--store", other.path], withStore: false)
+        func expectRefused(_ reason: String) throws {
+            let result = try runner.run(["import-homepwner", documents.path, "--store", other.path], withStore: false)
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stderr.hasPrefix(Self.errorPrefix + named.path), "\(result.stderr)")
+            #expect(result.stderr.contains(reason) && result.stderr.contains("nothing was imported"))
+            let status = try runner.run(["status", "--store", other.path], withStore: false)
+            #expect(status.text.contains("items:      0"))
+        }
+
+        try FileManager.default.removeItem(at: named)
+        try FileManager.default.createDirectory(at: named, withIntermediateDirectories: false)
+        try expectRefused("is not a regular file")
+        try FileManager.default.removeItem(at: named)
+        try FileManager.default.createSymbolicLink(at: named, withDestinationURL: image)
+        try expectRefused("is not a regular file")
+        try FileManager.default.removeItem(at: named)
+        // Sparse: the size is checked before a byte is read.
+        let limit: UInt64 = 64 << 20
+        try Data(Images.jpeg).write(to: named)
+        let handle = try FileHandle(forWritingTo: named)
+        try handle.truncate(atOffset: limit + 1)
+        try handle.close()
+        try expectRefused("is \(limit + 1) bytes, over the limit of \(limit)")
+    }
+
     @Test func missingFolderIsNoInput() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }

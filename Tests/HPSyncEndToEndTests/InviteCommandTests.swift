@@ -1,4 +1,6 @@
 import Foundation
+import HPSyncStore
+import Logging
 import Testing
 
 /// Issue 5's invitations, end to end: `invite` on the serving host, `peer join` on the others.
@@ -97,6 +99,85 @@ import Testing
         #expect(!fakeLog.contains("JoinRequest") && !fakeLog.contains("invitation"))
         // Still unused: the real server accepts it.
         #expect(try joiner.run(["peer", "join", token]).status == 0)
+    }
+
+    /// The joiner checks its own peer names before it spends the secret, so a join that would
+    /// fail here never uses the invitation up there.
+    @Test func aJoinUnderATakenNameIsRefusedAndTheInvitationStaysUnused() throws {
+        let server = try Node()
+        let joiner = try Node()
+        let someoneElse = try Node()
+        defer { [server, joiner, someoneElse].forEach { $0.runner.cleanUp() } }
+        let serve = try ServeProcess(server.runner)
+        defer { _ = serve.stop() }
+        let token = try invite(server, serve)
+        #expect(try joiner.run(["peer", "add", "home", someoneElse.id]).status == 0)
+
+        let taken = try joiner.run(["peer", "join", token, "--name", "home"])
+        #expect(taken.status == 65, "\(taken.stderr)")
+        #expect(taken.stderr.contains("a peer named home already exists here; choose another name with --name"))
+        #expect(!(try server.run(["peer", "list"]).text.contains(joiner.id)))
+        #expect(try server.run(["invite", "list"]).text.contains("pending"))
+        #expect(!(try joiner.run(["peer", "list"]).text.contains(server.id)))
+
+        let joined = try joiner.run(["peer", "join", token, "--name", "office"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(joined.text.contains("added peer office"))
+    }
+
+    @Test func aRevokedInvitationIsRefusedOnJoin() throws {
+        let server = try Node()
+        let joiner = try Node()
+        defer { [server, joiner].forEach { $0.runner.cleanUp() } }
+        let serve = try ServeProcess(server.runner)
+        defer { _ = serve.stop() }
+        let token = try invite(server, serve)
+        let listed = try server.run(["invite", "list"]).text.split(separator: "\n")
+        #expect(listed.count == 2, "a header and one invitation: \(listed)")
+        let id = String(try #require(listed.last?.split(separator: " ").first))
+
+        let revoked = try server.run(["invite", "revoke", id])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        #expect(revoked.text == "revoked invitation \(id)\n")
+        #expect(!(try server.run(["invite", "list"]).text.contains(id)))
+        let join = try joiner.run(["peer", "join", token])
+        #expect(join.status == 77)
+        #expect(join.stderr.contains("the server has no such invitation (mistyped, revoked"))
+        #expect(!(try server.run(["peer", "list"]).text.contains(joiner.id)))
+        #expect(!(try joiner.run(["peer", "list"]).text.contains(server.id)))
+
+        let again = try server.run(["invite", "revoke", id])
+        #expect(again.status == 66)
+        #expect(again.stderr.contains("no invitation with ID \(id)"))
+    }
+
+    /// Two invitations whose IDs share their first 4 hex digits: a 4-digit ID names neither, so
+    /// nothing is revoked. They are made through the store (a few hundred random ones until two
+    /// collide), then revoked through the binary.
+    @Test func anAmbiguousInvitationIDRevokesNothing() throws {
+        let server = try Node()
+        defer { server.runner.cleanUp() }
+        var firstWithPrefix: [Substring: String] = [:]
+        var pair: (String, String)?
+        do {
+            let store = try Store.open(at: server.runner.store, logger: Logger(label: "test"))
+            while pair == nil {
+                let made = try store.createInvitation(permission: .read, name: nil, lifetimeMilliseconds: 3_600_000)
+                let id = made.invitation.shortID
+                if let earlier = firstWithPrefix[id.prefix(4)] { pair = (earlier, id) }
+                firstWithPrefix[id.prefix(4)] = id
+            }
+        }
+        let (first, second) = try #require(pair)
+        let prefix = String(first.prefix(4))
+
+        let ambiguous = try server.run(["invite", "revoke", prefix])
+        #expect(ambiguous.status == 65)
+        #expect(ambiguous.stderr.contains("invitation ID \(prefix) matches several invitations"))
+        let listed = try server.run(["invite", "list"]).text
+        #expect(listed.contains(first) && listed.contains(second))
+        #expect(try server.run(["invite", "revoke", second]).status == 0)
+        #expect(try server.run(["invite", "revoke", prefix]).text == "revoked invitation \(first)\n")
     }
 
     @Test func malformedInvitationsAreUsageErrors() throws {

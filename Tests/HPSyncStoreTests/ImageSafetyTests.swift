@@ -82,6 +82,55 @@ struct ImageSafetyTests {
         #expect(Fixtures.imageFiles(store).isEmpty)
     }
 
+    /// `sweepIfDue`'s branches one by one: no marker, within the day (with a young and then a
+    /// stale temporary), more than a day later, and a marker in the future (the clock was set back).
+    @Test func sweepIfDueDecidesByTheMarkerAndTheAgeOfTemporaries() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir, configuration: StoreConfiguration(sweepAgeSeconds: 3600))
+        let marker = store.directory.appendingPathComponent(".last-sweep")
+        let files = FileManager.default
+        let hour = 3600.0
+        let now = Date()
+        func place(_ name: String, age: Double) throws {
+            let url = dir.file("store/images/\(name)", [1, 2, 3])
+            try files.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: url.path)
+        }
+        func setMarker(_ date: Date) throws {
+            try files.setAttributes([.modificationDate: date], ofItemAtPath: marker.path)
+        }
+        func markerDate() throws -> Date? {
+            try files.attributesOfItem(atPath: marker.path)[.modificationDate] as? Date
+        }
+
+        try place("stray", age: 2 * hour)
+        try store.sweepIfDue(now: now)
+        #expect(Fixtures.imageFiles(store).isEmpty, "no marker: due")
+        #expect(files.fileExists(atPath: marker.path))
+
+        try setMarker(now.addingTimeInterval(-hour))
+        try place("stray", age: 2 * hour)
+        try place(".tmp-young", age: 0)
+        try store.sweepIfDue(now: now)
+        #expect(Fixtures.imageFiles(store) == [".tmp-young", "stray"], "not due, and the temporary may be in flight")
+        try place(".tmp-young", age: 2 * hour)
+        try store.sweepIfDue(now: now)
+        #expect(Fixtures.imageFiles(store).isEmpty, "a stale temporary runs the full sweep")
+        let kept = try #require(try markerDate())
+        #expect(abs(kept.timeIntervalSince(now) + hour) < 1, "only a due sweep moves the marker")
+
+        try setMarker(now.addingTimeInterval(-25 * hour))
+        try place("stray", age: 2 * hour)
+        try place(".tmp-young", age: 0)
+        try store.sweepIfDue(now: now)
+        #expect(Fixtures.imageFiles(store) == [".tmp-young"], "a day passed: due, but young files stay")
+        #expect(try #require(try markerDate()) > now.addingTimeInterval(-60), "the marker is renewed")
+
+        try setMarker(now.addingTimeInterval(24 * hour))
+        try place("stray", age: 2 * hour)
+        try store.sweepIfDue(now: now)
+        #expect(Fixtures.imageFiles(store) == [".tmp-young"], "a marker in the future counts as due")
+    }
+
     @Test func sweepOnlyTouchesOldFiles() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir, configuration: StoreConfiguration(sweepAgeSeconds: 3600))

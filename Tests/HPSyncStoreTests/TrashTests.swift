@@ -63,4 +63,100 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: trash.path).isEmpty, "unreferenced images go too")
         #expect(throws: StoreError.notInTrash(a.key.rawValue)) { try store.restoreFromTrash(key: a.key) }
     }
+
+    /// A store whose lamp (with a photo and a creation date) a pull overwrote with a version
+    /// that has neither; the trash keeps the local version.
+    struct Overwritten {
+        let dir = TempDirectory()
+        let store: Store
+        let lamp: Item
+        let photo = Fixtures.jpeg(9)
+
+        init() throws {
+            store = try Fixtures.makeStore(dir)
+            lamp = try store.add(
+                ItemDraft(
+                    name: "Lamp", serialNumber: "L-1", valueInDollars: 20, dateCreatedMilliseconds: 1_234_567_890_123,
+                    imageFile: dir.file("lamp.jpg", photo)))
+            store.keepReplacedVersions(true)
+            _ = try store.applyRemote(
+                [
+                    IncomingRecord(
+                        item: Fixtures.remoteItem(lamp.key, name: "Lamp v2", stamp: lamp.version.stamp.rawValue + 1))
+                ],
+                checkpoint: nil)
+            store.keepReplacedVersions(false)
+        }
+    }
+
+    @Test func restoreIsOneEditThatBringsBackTheWholeVersion() throws {
+        let f = try Overwritten()
+        #expect(try f.store.item(f.lamp.key)?.dateCreatedMilliseconds == 1000)
+        let seq = try f.store.lastSeq
+        let restored = try f.store.restoreFromTrash(key: f.lamp.key)
+        #expect(try f.store.lastSeq == seq + 1, "one transaction, one seq: the edit and the image together")
+        #expect(restored.name == "Lamp" && restored.serialNumber == "L-1" && restored.valueInDollars == 20)
+        #expect(restored.dateCreatedMilliseconds == 1_234_567_890_123, "the creation date comes back too")
+        #expect(restored.image == Fixtures.ref(f.photo))
+        #expect(try f.store.item(f.lamp.key) == restored)
+        #expect(Fixtures.bytes(f.store.imageFileURL(for: f.lamp.key)) == f.photo)
+        #expect(Fixtures.imageFiles(f.store) == [f.lamp.key.rawValue], "no temporary left behind")
+        #expect(try f.store.verify(repair: false).isClean)
+    }
+
+    @Test func restoringAVersionWithoutAnImageRemovesTheCurrentOne() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let chair = try store.add(ItemDraft(name: "Chair", valueInDollars: 50))
+        store.keepReplacedVersions(true)
+        _ = try store.applyRemote(
+            [
+                IncomingRecord(
+                    item: Fixtures.remoteItem(chair.key, name: "Chair v2", stamp: chair.version.stamp.rawValue + 1))
+            ],
+            checkpoint: nil)
+        _ = try store.setImage(chair.key, from: dir.file("chair.jpg", Fixtures.jpeg(4)))
+        let seq = try store.lastSeq
+        let restored = try store.restoreFromTrash(key: chair.key)
+        #expect(try store.lastSeq == seq + 1)
+        #expect(restored.name == "Chair" && restored.image == nil)
+        #expect(restored.dateCreatedMilliseconds == chair.dateCreatedMilliseconds)
+        #expect(Fixtures.imageFiles(store).isEmpty, "the image the restored version did not have is unlinked")
+        #expect(try store.verify(repair: false).isClean)
+    }
+
+    @Test func aCrashAfterTheRestoreCommittedIsRolledForwardOnOpen() throws {
+        let f = try Overwritten()
+        f.store.hooks.set(TestHooks(afterCommitBeforeFinalize: { throw SimulatedCrash() }))
+        #expect(throws: SimulatedCrash.self) { try f.store.restoreFromTrash(key: f.lamp.key) }
+        let committed = try #require(try f.store.item(f.lamp.key))
+        #expect(committed.name == "Lamp" && committed.image == Fixtures.ref(f.photo))
+        #expect(try f.store.verify(repair: false).pending == [f.lamp.key])
+        let reopened = try Fixtures.reopen(f.store)
+        #expect(Fixtures.bytes(reopened.imageFileURL(for: f.lamp.key)) == f.photo)
+        #expect(try reopened.verify(repair: false).isClean)
+    }
+
+    @Test func aDamagedTrashedImageRestoresNothing() throws {
+        let f = try Overwritten()
+        let trashed = f.store.directory.appendingPathComponent("trash").appendingPathComponent(
+            SHA256.hash(f.photo).hex)
+        try FileManager.default.removeItem(at: trashed)
+        try Data(Fixtures.jpeg(10)).write(to: trashed)
+        let before = try f.store.item(f.lamp.key)
+        let seq = try f.store.lastSeq
+        #expect {
+            try f.store.restoreFromTrash(key: f.lamp.key)
+        } throws: { error in
+            guard case StoreError.io(let path, _) = error else { return false }
+            return path == trashed.path
+        }
+        #expect(try f.store.item(f.lamp.key) == before)
+        #expect(try f.store.lastSeq == seq)
+        #expect(Fixtures.imageFiles(f.store).isEmpty, "the copy of the damaged image is removed")
+        try FileManager.default.removeItem(at: trashed)
+        #expect(throws: StoreError.missingImageFile(path: trashed.path)) {
+            try f.store.restoreFromTrash(key: f.lamp.key)
+        }
+    }
 }

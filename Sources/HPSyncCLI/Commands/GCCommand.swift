@@ -16,23 +16,18 @@ struct GCCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "Drop tombstones older than this (180d, 26w, 12h).") var olderThan = "180d"
+    @Option(help: ArgumentHelp("Drop tombstones older than this (180d, 26w, 12h).", valueName: "duration"))
+    var olderThan = Age(argument: "180d")!
 
     @Flag(help: "Ignore peers that have not synced since (they get a full reconciliation later).") var force = false
 
     @Flag(help: "Show what would be dropped and drop nothing.") var dryRun = false
 
-    func validate() throws {
-        if AgeText.parse(olderThan) == nil {
-            throw ValidationError("--older-than '\(olderThan)' is not a duration such as 180d, 26w or 12h")
-        }
-    }
-
     func run() throws {
         let (lock, store) = try options.lockAndOpenStore()
         try withExtendedLifetime(lock) {
             let now = Int64(store.nowMilliseconds())
-            let requested = now - (AgeText.parse(olderThan) ?? 0) * 1000
+            let requested = now - olderThan.milliseconds
             let cutoff = GCCutoff.decide(
                 requested: requested, peers: try store.peers().map(\.name), states: try store.peerSyncStates(),
                 force: force)

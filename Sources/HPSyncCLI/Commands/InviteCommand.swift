@@ -36,19 +36,20 @@ struct InviteCreateCommand: ParsableCommand {
     static let maxLifetimeSeconds: Int64 = 30 * 86_400
 
     @OptionGroup var options: StoreOptions
-    @Option(help: "What the joiner may do here: read (pull) or read-write (pull and push).") var allow = "read"
-    @Option(help: "How long the invitation stays valid: 90s, 30m, 1h, 2d (at most 30d).") var expires = "1h"
+    @Option(help: "What the joiner may do here: read (pull) or read-write (pull and push).")
+    var allow = PeerPermission.read
+    @Option(
+        help: ArgumentHelp(
+            "How long the invitation stays valid: 90s, 30m, 1h, 2d (at most 30d).", valueName: "duration"))
+    var expires = Age(argument: "1h")!
     @Option(help: "The name to list the joiner under (default: the name it suggests, e.g. its host name).")
     var name: String?
     @Option(help: "Where the joiner reaches this server: HOST[:PORT] (default: this host's name, port 7717).")
     var address: String?
 
     func validate() throws {
-        guard PeerPermission(rawValue: allow) != nil else {
-            throw ValidationError("--allow must be read or read-write")
-        }
-        guard let seconds = AgeText.parse(expires), seconds <= Self.maxLifetimeSeconds else {
-            throw ValidationError("--expires '\(expires)' is not a duration from 1s to 30d, such as 1h")
+        guard expires.seconds <= Self.maxLifetimeSeconds else {
+            throw ValidationError("--expires '\(expires)' is longer than 30d")
         }
         if let name, !Peer.isValidName(name) {
             throw ValidationError(
@@ -70,16 +71,14 @@ struct InviteCreateCommand: ParsableCommand {
             throw ValidationError(
                 "this host's name '\(advertised.host)' cannot go in an invitation; pass --address HOST[:PORT]")
         }
-        let seconds = AgeText.parse(expires)!
-        let permission = PeerPermission(rawValue: allow)!
         let (secret, invitation) = try store.createInvitation(
-            permission: permission, name: name, lifetimeMilliseconds: seconds * 1000)
+            permission: allow, name: name, lifetimeMilliseconds: expires.milliseconds)
         let token = InvitationToken(address: advertised, nodeID: identity.nodeID, secret: secret)
         Output.write("\(token)\n")
-        let may = permission == .readWrite ? "pull and push" : "pull"
+        let may = allow == .readWrite ? "pull and push" : "pull"
         Output.note(
             """
-            Invitation \(invitation.shortID): the joiner may \(may); valid for \(AgeText.describe(seconds: seconds)) \
+            Invitation \(invitation.shortID): the joiner may \(may); valid for \(AgeText.describe(seconds: expires.seconds)) \
             (until \(DateText.iso8601(milliseconds: invitation.expiresAtMilliseconds))), once.
             On the other host run:  hp-sync peer join '\(token)'
             `hp-sync serve` must be running here, reachable at \(advertised) from there (else use --address).

@@ -10,7 +10,7 @@ struct PeerAddCommand: ParsableCommand {
     @Argument(help: "A short name: letters, digits, . _ - (up to 64).") var name: String
     @Argument(help: "The peer's node ID, as `hp-sync status` prints it there.") var nodeID: String
     @Option(help: "Where to reach it: HOST or HOST:PORT.") var address: String?
-    @Option(help: "What it may do here: read or read-write.") var allow: String = "read"
+    @Option(help: "What it may do here: read or read-write.") var allow = PeerPermission.read
 
     func validate() throws {
         guard Peer.isValidName(name) else {
@@ -22,9 +22,6 @@ struct PeerAddCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        guard PeerPermission(rawValue: allow) != nil else {
-            throw ValidationError("--allow must be read or read-write")
-        }
         if let address, address.isEmpty || address.contains(where: { $0 == " " || $0 == "/" }) {
             throw ValidationError("--address must be HOST or HOST:PORT")
         }
@@ -34,7 +31,7 @@ struct PeerAddCommand: ParsableCommand {
         let store = try options.openStore()
         let peer = Peer(
             name: name, nodeID: try NodeID(parsing: nodeID), address: address,
-            permission: PeerPermission(rawValue: allow)!)
+            permission: allow)
         try store.addPeer(peer)
         Output.write("added peer \(peer.name) (\(peer.nodeID), \(peer.permission.rawValue))\n")
     }

@@ -19,7 +19,8 @@ struct PeerJoinCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @Argument(help: "The invitation: hpsync://HOST:PORT/NODE-ID#SECRET (quote it).") var invitation: String
     @Option(help: "What to call the server here (default: its host name from the invitation).") var name: String?
-    @Option(help: "What the server may do here, if this node serves too: read or read-write.") var allow = "read"
+    @Option(help: "What the server may do here, if this node serves too: read or read-write.")
+    var allow = PeerPermission.read
     @Option(help: "Seconds to wait for the connection and TLS handshake.") var connectTimeout = 10
 
     func validate() throws {
@@ -31,9 +32,6 @@ struct PeerJoinCommand: ParsableCommand {
         if let name, !Peer.isValidName(name) {
             throw ValidationError(
                 "invalid --name '\(name)': use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
-        }
-        guard PeerPermission(rawValue: allow) != nil else {
-            throw ValidationError("--allow must be read or read-write")
         }
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive seconds") }
     }
@@ -70,8 +68,8 @@ struct PeerJoinCommand: ParsableCommand {
             try store.addPeer(
                 Peer(
                     name: localName, nodeID: token.nodeID, address: token.address.description,
-                    permission: PeerPermission(rawValue: allow)!))
-            text += "added peer \(localName) (\(token.nodeID), \(allow))\n"
+                    permission: allow))
+            text += "added peer \(localName) (\(token.nodeID), \(allow.rawValue))\n"
         }
         text += "next: hp-sync pull \(known?.name ?? localName)\n"
         Output.write(text)

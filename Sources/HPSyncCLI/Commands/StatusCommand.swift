@@ -14,17 +14,14 @@ struct StatusCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "Exit 1 if a checked peer's last successful pull or push is older than this (90s, 45m, 2h, 1d).")
-    var check: String?
+    @Option(
+        help: ArgumentHelp(
+            "Exit 1 if a checked peer's last successful pull or push is older than this (90s, 45m, 2h, 1d).",
+            valueName: "duration"))
+    var check: Age?
 
     @Option(name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).")
     var checkedPeers: [String] = []
-
-    func validate() throws {
-        if let check, AgeText.parse(check) == nil {
-            throw ValidationError("--check '\(check)' is not a duration such as 90s, 45m, 2h or 1d")
-        }
-    }
 
     func run() throws {
         let store = try options.openStore()
@@ -51,7 +48,7 @@ struct StatusCommand: ParsableCommand {
             freshness[peer.name] = lastSuccess
             Output.write(Self.describe(peer, mine, lastSuccess: lastSuccess, now: now))
         }
-        guard let check, let maxAge = AgeText.parse(check) else { return }
+        guard let check else { return }
         for name in checkedPeers where !peers.contains(where: { $0.name == name }) {
             throw StoreError.unknownPeer(name)
         }
@@ -63,9 +60,9 @@ struct StatusCommand: ParsableCommand {
                 continue
             }
             let age = (now - last) / 1000
-            if age > maxAge { stale.append("\(name) last synced \(AgeText.describe(seconds: age)) ago") }
+            if age > check.seconds { stale.append("\(name) last synced \(AgeText.describe(seconds: age)) ago") }
         }
-        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check) }
+        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
     }
 
     static func describe(_ peer: Peer, _ states: [PeerSyncState], lastSuccess: Int64?, now: Int64) -> String {

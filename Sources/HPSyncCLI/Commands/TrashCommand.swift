@@ -66,17 +66,12 @@ struct TrashPurgeCommand: ParsableCommand {
         commandName: "purge", abstract: "Delete trash entries for good (all, or those older than --older-than).")
 
     @OptionGroup var options: StoreOptions
-    @Option(help: "Only entries trashed longer ago than this (30d, 12h).") var olderThan: String?
-
-    func validate() throws {
-        if let olderThan, AgeText.parse(olderThan) == nil {
-            throw ValidationError("--older-than '\(olderThan)' is not a duration such as 30d or 12h")
-        }
-    }
+    @Option(help: ArgumentHelp("Only entries trashed longer ago than this (30d, 12h).", valueName: "duration"))
+    var olderThan: Age?
 
     func run() throws {
         let store = try options.openStore()
-        let age = olderThan.flatMap(AgeText.parse).map { $0 * 1000 } ?? -1
+        let age = olderThan?.milliseconds ?? -1
         let removed = try store.purgeTrash(olderThanMilliseconds: age)
         Output.write("purged \(removed) trash entr\(removed == 1 ? "y" : "ies")\n")
     }

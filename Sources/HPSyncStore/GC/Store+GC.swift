@@ -51,6 +51,10 @@ extension Store {
 
     /// Drops every tombstone stamped before `cutoff` in one transaction and raises the horizon.
     ///
+    /// The dropped keys are remembered (key only) in the same transaction, for
+    /// `collectedKeys(_:among:)`: the merge needs only the horizon, but a local import that
+    /// promises never to revive a deletion must still know that the key was deleted here.
+    ///
     /// The horizon stamp becomes one past the newest tombstone dropped (not `cutoff` itself: a
     /// tighter horizon makes fewer old versions lose), and the horizon seq the highest seq
     /// dropped; both only ever grow. Live items and the trash are untouched. With `dryRun` the
@@ -74,6 +78,10 @@ extension Store {
                 meta.gcHorizonStamp = max(meta.gcHorizonStamp, newest + 1)
                 meta.gcHorizonSeq = max(meta.gcHorizonSeq, highestSeq)
                 if !dryRun {
+                    try db.execute(
+                        sql:
+                            "INSERT OR IGNORE INTO gcCollectedKey (key) SELECT key FROM item WHERE deleted = 1 AND stamp < ?",
+                        arguments: [limit])
                     try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND stamp < ?", arguments: [limit])
                     try db.execute(
                         sql: "UPDATE meta SET gcHorizonStamp = ?, gcHorizonSeq = ? WHERE id = 1",
@@ -92,5 +100,17 @@ extension Store {
                 ])
         }
         return outcome
+    }
+
+    /// Which of `keys` had a tombstone here that `gc` collected (whether or not a row came back
+    /// since: callers ask only about keys they found no row for).
+    func collectedKeys(_ db: Database, among keys: [ItemKey]) throws -> Set<ItemKey> {
+        guard !keys.isEmpty else { return [] }
+        let statement = try db.cachedStatement(sql: "SELECT 1 FROM gcCollectedKey WHERE key = ?")
+        var result: Set<ItemKey> = []
+        for key in keys where try Bool.fetchOne(statement, arguments: [key.rawValue]) != nil {
+            result.insert(key)
+        }
+        return result
     }
 }

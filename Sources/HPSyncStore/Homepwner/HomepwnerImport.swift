@@ -25,7 +25,8 @@ public struct HomepwnerImportReport: Sendable {
     public var changes: ChangeSet
     /// Items the store already had with the same contents.
     public var unchanged: [ItemKey]
-    /// Items deleted in this store, left deleted: a re-import must not undo a deletion.
+    /// Items deleted in this store, left deleted: a re-import must not undo a deletion (nor can
+    /// it after `gc` dropped the tombstone: the store remembers the collected keys).
     public var skippedDeleted: [ItemKey]
     /// Items without an image file in the folder (a store image is never removed for that).
     public var keysWithoutImage: [ItemKey]
@@ -43,9 +44,10 @@ enum HomepwnerPlan: Equatable {
     case skipDeleted
 
     /// Compares `wanted` (the item as the app has it, with an image ref if it has a file) with
-    /// the store's row. A missing image file keeps the store's image.
-    static func of(_ wanted: Item, local: Item?) -> HomepwnerPlan {
-        guard let local else { return .insert }
+    /// the store's row. A missing image file keeps the store's image. `collected`: the store has
+    /// no row because `gc` dropped the key's tombstone; the key is still deleted.
+    static func of(_ wanted: Item, local: Item?, collected: Bool) -> HomepwnerPlan {
+        guard let local else { return collected ? .skipDeleted : .insert }
         if local.deleted { return .skipDeleted }
         let same =
             local.name == wanted.name && local.serialNumber == wanted.serialNumber

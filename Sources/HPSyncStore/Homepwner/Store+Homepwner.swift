@@ -57,11 +57,12 @@ extension Store {
         into report: inout HomepwnerImportReport
     ) throws {
         let locals = Dictionary(try records(batch.map(\.key)).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        let collected = try read { db in try collectedKeys(db, among: batch.map(\.key).filter { locals[$0] == nil }) }
         var staged: [ItemKey: String] = [:]
         defer { for name in staged.values { FileIO.unlinkIfPresent(images.tempPath(name)) } }
         if !dryRun {
             for item in batch {
-                let plan = HomepwnerPlan.of(item, local: locals[item.key])
+                let plan = HomepwnerPlan.of(item, local: locals[item.key], collected: collected.contains(item.key))
                 guard plan == .insert || plan == .update, let ref = item.image, ref != locals[item.key]?.image,
                     let source = sources[item.key]
                 else { continue }
@@ -83,9 +84,12 @@ extension Store {
             var clock = try db.map { try ChangeClock($0, now: self.clock.nowMilliseconds()) }
             // Planned again inside the transaction: another process may have changed the rows.
             let current = try db.map { try ItemRecord.fetchMany($0, keys: batch.map(\.key)) }
+            let gone = try db.map { db in
+                try self.collectedKeys(db, among: batch.map(\.key).filter { current?[$0.rawValue] == nil })
+            }
             for var item in batch {
                 let local = try current.map { try $0[item.key.rawValue]?.item() } ?? locals[item.key]
-                let plan = HomepwnerPlan.of(item, local: local)
+                let plan = HomepwnerPlan.of(item, local: local, collected: (gone ?? collected).contains(item.key))
                 switch plan {
                 case .unchanged:
                     unchanged.append(item.key)

@@ -118,6 +118,13 @@ enum StoreMigrations {
                 t.primaryKey(["peerStoreID", "key"])
             }
         }
+        // The keys `hp-sync gc` collected, key only: `import-homepwner` never revives a deleted
+        // key, and once the tombstone row is gone this is how it still knows the key was deleted.
+        migrator.registerMigration("v6-gc-collected-keys") { db in
+            try db.create(table: "gcCollectedKey", options: .withoutRowID) { t in
+                t.primaryKey("key", .text)
+            }
+        }
         return migrator
     }
 

@@ -33,8 +33,8 @@ extension Store {
 
     /// Called inside `applyRemote`'s transaction for a live local version about to be replaced.
     func trash(_ db: Database, _ local: ItemRecord, deleted: Bool, now: UInt64) throws {
-        if let digest = local.imageDigest {
-            let target = trashDirectory.appendingPathComponent(Self.hex(digest))
+        if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
+            let target = trashDirectory.appendingPathComponent(digest.hex)
             if !FileManager.default.fileExists(atPath: target.path) {
                 try? FileManager.default.createDirectory(at: trashDirectory, withIntermediateDirectories: true)
                 // A missing source (an image never received) leaves a row without bytes.
@@ -61,38 +61,40 @@ extension Store {
 
     /// Restores the newest trashed version of `key` (or entry `id`) as a new local edit, which
     /// then syncs like any other. Returns the item as restored.
+    ///
+    /// One transaction writes the whole version (name, serial number, value, creation date and
+    /// image) with one stamp and seq, following the image journal: the trashed image is copied
+    /// to a temporary, checked against its digest and fsynced before the row commits, and renamed
+    /// into place after; a version without an image unlinks the current one after the commit.
     public func restoreFromTrash(key: ItemKey?, id: Int64? = nil) throws -> Item {
         let entries = try trashEntries(key: key)
         guard let entry = id.map({ id in entries.first { $0.id == id } }) ?? entries.first else {
             throw StoreError.notInTrash(key?.rawValue ?? "#\(id ?? 0)")
         }
-        var imageFile: URL?
-        if let image = entry.image {
+        let staged = try entry.image.map { image in
             let file = trashDirectory.appendingPathComponent(image.digest.hex)
-            guard FileManager.default.fileExists(atPath: file.path) else {
-                throw StoreError.missingImageFile(path: file.path)
+            guard FileIO.exists(file.path) else { throw StoreError.missingImageFile(path: file.path) }
+            // Not validated as an image: a pulled image was checked by its digest only.
+            let copy = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: false)
+            guard copy.ref == image else {
+                FileIO.unlinkIfPresent(images.tempPath(copy.name))
+                throw StoreError.io(
+                    path: file.path,
+                    reason: "the trashed image no longer matches the SHA-256 it was kept with; "
+                        + "restore another entry with --id")
             }
-            imageFile = file
+            return copy
         }
-        let current = try item(entry.key)
-        if let current, !current.deleted {
-            var change = ItemEdit()
-            change.name = entry.name
-            change.serialNumber = entry.serialNumber.map { .set($0) } ?? .clear
-            change.valueInDollars = entry.valueInDollars
-            var restored = try edit(entry.key, change)
-            if let imageFile, current.image != entry.image {
-                restored = try setImage(entry.key, from: imageFile)
-            } else if imageFile == nil, current.image != nil {
-                restored = try removeImage(entry.key)
-            }
-            return restored
-        }
-        return try add(
-            ItemDraft(
+        var dropped: String?
+        let restored = try commitLocal(key: entry.key, image: staged) { db, clock in
+            if staged == nil { dropped = try dropJournal(db, key: entry.key) }
+            return Item(
                 key: entry.key, name: entry.name, serialNumber: entry.serialNumber,
                 valueInDollars: entry.valueInDollars, dateCreatedMilliseconds: entry.dateCreatedMilliseconds,
-                imageFile: imageFile))
+                image: entry.image, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
+        }
+        if staged == nil { try unlinkImagesIfUnused([entry.key], temporaries: dropped.map { [$0] } ?? []) }
+        return restored
     }
 
     /// Drops entries trashed more than `age` milliseconds ago (all with 0), and image files no
@@ -104,7 +106,7 @@ extension Store {
             let removed = try TrashRecord.filter(TrashRecord.Columns.trashedAt <= cutoff).deleteAll(db)
             let digests = try Data.fetchAll(
                 db, TrashRecord.select(TrashRecord.Columns.imageDigest).filter(TrashRecord.Columns.imageDigest != nil))
-            return (removed, Set(digests.map(Self.hex)))
+            return (removed, Set(digests.compactMap { SHA256Digest(bytes: Array($0))?.hex }))
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
         for name in files where !kept.contains(name) {
@@ -125,10 +127,5 @@ extension Store {
             id: id, key: key, name: record.name, serialNumber: record.serialNumber,
             valueInDollars: record.valueInDollars, dateCreatedMilliseconds: record.dateCreated, image: image,
             reason: reason, trashedAt: record.trashedAt)
-    }
-
-    /// The trash file name of a digest column: the digest's hex, as `SHA256Digest.hex` writes it.
-    private static func hex(_ data: Data) -> String {
-        SHA256Digest(bytes: Array(data))?.hex ?? data.map { String(format: "%02x", $0) }.joined()
     }
 }

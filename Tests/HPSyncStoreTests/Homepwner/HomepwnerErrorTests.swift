@@ -10,9 +10,12 @@ struct HomepwnerErrorTests {
 
     /// Imports `folder` into a fresh store, expects a `.malformed` error naming `file`, and
     /// checks that the store is untouched.
-    func expectRefused(_ folder: URL, file: String, mentioning words: [String], dir: TempDirectory) throws {
+    func expectRefused(
+        _ folder: URL, file: String, mentioning words: [String], dir: TempDirectory,
+        configuration: StoreConfiguration = Fixtures.configuration
+    ) throws {
         let storeDir = TempDirectory()
-        let store = try Fixtures.makeStore(storeDir)
+        let store = try Fixtures.makeStore(storeDir, configuration: configuration)
         do {
             _ = try store.importHomepwner(from: folder)
             Issue.record("import of a bad \(file) succeeded")
@@ -122,6 +125,35 @@ struct HomepwnerErrorTests {
             dir, file: "items.archive", fixtures.swiftArchive(),
             images: [fixtures.keys[0]: Fixtures.jpeg(), key: Array("not a photo".utf8)])
         try expectRefused(folder, file: key.rawValue, mentioning: ["not a JPEG"], dir: dir)
+    }
+
+    /// Only a regular file counts as an item's image: not a directory, nor a symbolic link (to an
+    /// image or anywhere else) that would make the import read outside the folder.
+    @Test func anImageThatIsNotARegularFile() throws {
+        let dir = TempDirectory()
+        let key = fixtures.keys[1]
+        let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive())
+        let named = folder.appendingPathComponent(key.rawValue)
+        try FileManager.default.createDirectory(at: named, withIntermediateDirectories: false)
+        try expectRefused(folder, file: key.rawValue, mentioning: ["not a regular file"], dir: dir)
+        try FileManager.default.removeItem(at: named)
+        try FileManager.default.createSymbolicLink(at: named, withDestinationURL: dir.file("real.jpg", Fixtures.jpeg()))
+        try expectRefused(folder, file: key.rawValue, mentioning: ["not a regular file"], dir: dir)
+    }
+
+    @Test func anImageOverTheSizeLimit() throws {
+        let dir = TempDirectory()
+        let key = fixtures.keys[0]
+        let image = Fixtures.jpeg(count: 96)
+        let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive(), images: [key: image])
+        try expectRefused(
+            folder, file: key.rawValue, mentioning: ["\(image.count) bytes", "over the limit of 99"], dir: dir,
+            configuration: StoreConfiguration(maxImageBytes: 99, sweepAgeSeconds: 0))
+        // At the limit exactly it is accepted.
+        let storeDir = TempDirectory()
+        let store = try Fixtures.makeStore(
+            storeDir, configuration: StoreConfiguration(maxImageBytes: Int64(image.count), sweepAgeSeconds: 0))
+        #expect(try store.importHomepwner(from: folder).changes.imagesWritten == 1)
     }
 
     @Test func truncatedAndCorruptedPlist() throws {

@@ -142,6 +142,34 @@ struct HomepwnerRoundTripTests {
         #expect(try store.item(fixtures.keys[0])?.deleted == true)
     }
 
+    /// Without the tombstone row the key looked new: the import made a fresh local edit that
+    /// beat the GC horizon and would have revived the item on every peer.
+    @Test func itemsDeletedHereStayDeletedAfterGCDroppedTheTombstone() throws {
+        let dir = TempDirectory()
+        let clock = ManualClock()
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let folder = fixtures.folder(
+            dir, file: "items.archive", fixtures.swiftArchive(), images: [fixtures.keys[0]: Fixtures.jpeg()])
+        _ = try store.importHomepwner(from: folder)
+        _ = try store.delete([fixtures.keys[0]])
+        clock.set(clock.nowMilliseconds() + 200 * 86_400_000)
+        #expect(try store.collectGarbage(before: VersionStamp(milliseconds: clock.nowMilliseconds())).dropped == 1)
+        #expect(try store.item(fixtures.keys[0]) == nil, "the tombstone row is gone")
+        let seq = try store.lastSeq
+
+        let preview = try store.importHomepwner(from: folder, options: .init(dryRun: true))
+        #expect(preview.skippedDeleted == [fixtures.keys[0]])
+        #expect(preview.changes.isEmpty)
+        let reopened = try Fixtures.reopen(store, clock: clock)
+        let report = try reopened.importHomepwner(from: folder)
+        #expect(report.skippedDeleted == [fixtures.keys[0]])
+        #expect(report.unchanged.count == 2)
+        #expect(report.changes.isEmpty)
+        #expect(try reopened.item(fixtures.keys[0]) == nil, "no fresh edit beats the horizon")
+        #expect(try reopened.lastSeq == seq)
+        #expect(Fixtures.imageFiles(reopened).isEmpty)
+    }
+
     @Test func largeImportsApplyInBatches() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

@@ -47,21 +47,17 @@ struct SyncCommandOptions: ParsableArguments {
     var maxDelete: Int?
 
     @Option(
-        help: """
+        help: ArgumentHelp(
+            """
             Keep the versions a pull deletes or overwrites in the trash for this long (30d, 12h; 0 \
             keeps none); see `hp-sync trash`. Older trash is purged after each pull.
-            """)
-    var keepDeleted = "30d"
+            """, valueName: "duration"))
+    var keepDeleted = Age.OrZero(argument: "30d")!
 
     /// The trash retention in milliseconds; 0 keeps nothing.
-    var keepDeletedMilliseconds: Int64 {
-        keepDeleted == "0" ? 0 : (AgeText.parse(keepDeleted) ?? 0) * 1000
-    }
+    var keepDeletedMilliseconds: Int64 { keepDeleted.milliseconds }
 
     func validate() throws {
-        if keepDeleted != "0", AgeText.parse(keepDeleted) == nil {
-            throw ValidationError("--keep-deleted '\(keepDeleted)' is not a duration such as 30d, 12h or 0")
-        }
         guard connectTimeout > 0, idleTimeout > 0 else {
             throw ValidationError("--connect-timeout and --idle-timeout must be positive seconds")
         }
