@@ -20,6 +20,10 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        .systemLibrary(
+            name: "CHPSyncSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "HPSyncCrypto",
             dependencies: [
@@ -33,6 +37,7 @@ let package = Package(
                 "HPSyncCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CHPSyncSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -241,7 +241,12 @@ import Testing
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
         try runner.run(["init"])
+        // The database file damaged and no WAL beside it (a command leaves its WAL, whose pages
+        // would otherwise stand in for the damaged ones).
         try Data(repeating: 0x5A, count: 8192).write(to: runner.store.appendingPathComponent("store.sqlite"))
+        for suffix in ["-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: runner.store.appendingPathComponent("store.sqlite" + suffix))
+        }
         let result = try runner.run(["pull", "primary"])
         #expect(result.status == 70, "\(result.stderr)")
         #expect(result.stderr.contains("hp-sync verify"))

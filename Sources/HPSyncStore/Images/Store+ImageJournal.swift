@@ -37,10 +37,15 @@ extension Store {
 
     /// Renames each journaled temporary into place, in one write transaction (so writers in
     /// other processes cannot interleave) and with one directory fsync for the whole batch.
+    ///
+    /// The transaction only deletes journal rows whose renames are durable already, so it
+    /// commits without the WAL's fsync (`synchronous = NORMAL`): if a crash loses it, the rows
+    /// come back naming temporaries that no longer exist, which `rollForwardPendingImages`
+    /// drops. The next durable commit or checkpoint syncs it along.
     func finalizeImages(_ entries: [(key: ItemKey, temp: String)]) throws {
         guard !entries.isEmpty else { return }
         try hooks.get().afterCommitBeforeFinalize?()
-        try write { db in
+        try writeWithoutSync { db in
             for (key, tempName) in entries {
                 let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
                 if let pending, pending.tempName == tempName {
@@ -94,7 +99,7 @@ extension Store {
                 if !hasImage && pending == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
             }
         }
-        try images.syncDirectory()
+        // No directory fsync: an unlink a crash loses leaves an orphan, which the sweep removes.
     }
 
     /// Files in `images/` that no row or journal entry accounts for.

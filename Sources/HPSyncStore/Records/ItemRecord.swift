@@ -95,14 +95,20 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         ChangeEntry(key: try ItemKey(key), version: try version, deleted: deleted, seq: seq)
     }
 
-    /// Inserts or replaces the row for this key through one cached statement bound directly
-    /// (the hot path of imports and pulls).
+    /// Inserts the row for this key, or updates it in place, through one cached statement bound
+    /// directly (the hot path of imports and pulls). An upsert, not `INSERT OR REPLACE`: that
+    /// deletes the old row and inserts one with a new rowid, which rewrites a random leaf of the
+    /// key index too, about one more page per edited key in the WAL.
     func write(_ db: Database) throws {
         let statement = try RawStatement(
             db,
             sql: """
-                INSERT OR REPLACE INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
+                INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
                   imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+                ON CONFLICT(key) DO UPDATE SET name = excluded.name, serialNumber = excluded.serialNumber,
+                  valueInDollars = excluded.valueInDollars, dateCreated = excluded.dateCreated,
+                  imageDigest = excluded.imageDigest, imageSize = excluded.imageSize, stamp = excluded.stamp,
+                  origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
                 """)
         statement.bind(key, at: 1)
         statement.bind(name, at: 2)
