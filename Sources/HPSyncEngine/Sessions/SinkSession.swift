@@ -73,6 +73,14 @@ final class SinkSession {
 
     /// Runs until the source's final page is applied.
     func run(into report: inout SyncReport) throws {
+        if options.dryRun {
+            try receive(into: &report)
+        } else {
+            try store.bulkApply { try receive(into: &report) }
+        }
+    }
+
+    private func receive(into report: inout SyncReport) throws {
         defer {
             // A batch still committing when the session fails ends first, and counts.
             if let committed = try? committer.wait() { absorb(committed, into: &report) }

@@ -150,6 +150,32 @@ public final class Store: Sendable {
         try Self.wrap { try database.write(body) }
     }
 
+    /// Runs a bulk apply (a sync session's sink) with the WAL allowed to grow to 64 MiB before a
+    /// commit folds it into the database (SQLite's default is 4 MiB), then folds it once. Every
+    /// batch of a large pull rewrites most leaves of the random-key index; checkpointing after
+    /// each batch wrote them all into store.sqlite (and fsynced it) each time.
+    public func bulkApply<T>(_ body: () throws -> T) throws -> T {
+        try setAutoCheckpoint(pages: 16_384)
+        defer {
+            do {
+                try setAutoCheckpoint(pages: 1_000)
+                try Self.wrap {
+                    try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+                }
+            } catch {
+                // The WAL stays valid; a later commit's automatic checkpoint folds it in.
+                logger.warning("could not checkpoint the WAL after a sync", metadata: ["error": "\(error)"])
+            }
+        }
+        return try body()
+    }
+
+    private func setAutoCheckpoint(pages: Int) throws {
+        try Self.wrap {
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
+        }
+    }
+
     /// Like `write`, for a transaction whose loss in a crash is harmless: it commits without
     /// fsyncing the WAL (`synchronous = NORMAL`); the next durable commit syncs it along.
     func writeWithoutSync<T>(_ body: (Database) throws -> T) throws -> T {
