@@ -3,7 +3,10 @@ import HPSyncProtocol
 import HPSyncStore
 
 /// The change set of one session, as the command prints it and `--json` reports it.
-public struct SyncReport: Sendable, Codable {
+///
+/// Counts are exact; of the keys behind them the report keeps the first
+/// `CappedList.defaultLimit` per kind, so that its size does not grow with the store.
+public struct SyncReport: Sendable {
     public typealias Direction = SyncDirection
 
     public struct Refusal: Sendable, Codable, Equatable {
@@ -14,12 +17,12 @@ public struct SyncReport: Sendable, Codable {
     public var direction: Direction
     public var peer: String
     public var dryRun = false
-    public var inserted: [String] = []
-    public var updated: [String] = []
-    public var deleted: [String] = []
+    public var inserted = CappedList<String>()
+    public var updated = CappedList<String>()
+    public var deleted = CappedList<String>()
     public var tombstonesRecorded = 0
     public var skipped = 0
-    public var refused: [Refusal] = []
+    public var refused = CappedList<Refusal>()
     public var manifestEntries = 0
     public var recordsTransferred = 0
     public var imagesTransferred = 0
@@ -33,7 +36,7 @@ public struct SyncReport: Sendable, Codable {
     /// since 1970). Deletions older than it were discarded at the source.
     public var reconcileHorizon: Int64?
     /// The part of `deleted` that the reconciliation deleted: live here, no longer at the source.
-    public var reconciled: [String] = []
+    public var reconciled = CappedList<String>()
 
     public init(direction: Direction, peer: String) {
         self.direction = direction
@@ -54,5 +57,43 @@ public struct SyncReport: Sendable, Codable {
         counts.entries = manifestEntries
         counts.records = recordsTransferred
         return counts
+    }
+}
+
+extension SyncReport: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case direction, peer, dryRun, inserted, insertedCount, updated, updatedCount, deleted, deletedCount
+        case tombstonesRecorded, skipped, refused, refusedCount, manifestEntries, recordsTransferred
+        case imagesTransferred, imageBytes, bytesSent, bytesReceived, seconds, peerCounts, reconcileHorizon
+        case reconciled, reconciledCount
+    }
+
+    /// Each list as the array of the keys it kept, next to its exact count (`insertedCount`...).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(direction, forKey: .direction)
+        try container.encode(peer, forKey: .peer)
+        try container.encode(dryRun, forKey: .dryRun)
+        try container.encode(inserted.kept, forKey: .inserted)
+        try container.encode(inserted.count, forKey: .insertedCount)
+        try container.encode(updated.kept, forKey: .updated)
+        try container.encode(updated.count, forKey: .updatedCount)
+        try container.encode(deleted.kept, forKey: .deleted)
+        try container.encode(deleted.count, forKey: .deletedCount)
+        try container.encode(tombstonesRecorded, forKey: .tombstonesRecorded)
+        try container.encode(skipped, forKey: .skipped)
+        try container.encode(refused.kept, forKey: .refused)
+        try container.encode(refused.count, forKey: .refusedCount)
+        try container.encode(manifestEntries, forKey: .manifestEntries)
+        try container.encode(recordsTransferred, forKey: .recordsTransferred)
+        try container.encode(imagesTransferred, forKey: .imagesTransferred)
+        try container.encode(imageBytes, forKey: .imageBytes)
+        try container.encode(bytesSent, forKey: .bytesSent)
+        try container.encode(bytesReceived, forKey: .bytesReceived)
+        try container.encode(seconds, forKey: .seconds)
+        try container.encode(peerCounts, forKey: .peerCounts)
+        try container.encodeIfPresent(reconcileHorizon, forKey: .reconcileHorizon)
+        try container.encode(reconciled.kept, forKey: .reconciled)
+        try container.encode(reconciled.count, forKey: .reconciledCount)
     }
 }

@@ -17,7 +17,7 @@ import Testing
         try b.store.setCheckpoint(CheckpointUpdate(peerStore: a.store.storeID, direction: .pull, seq: 99_999))
         let item = try a.add("Made after the restore")
         let report = try Sync.pull(b, from: a)
-        #expect(report.inserted == [item.key.rawValue])
+        #expect(report.inserted.kept == [item.key.rawValue])
         #expect(try b.store.checkpoint(peerStore: a.store.storeID, direction: .pull) == (try a.store.lastSeq))
     }
 
@@ -41,12 +41,12 @@ import Testing
         let file = a.store.imageFileURL(for: item.key)
         try FileManager.default.removeItem(at: file)
         let first = try Sync.pull(b, from: a)
-        #expect(first.inserted == [other.key.rawValue])
+        #expect(first.inserted.kept == [other.key.rawValue])
         #expect(try b.store.item(item.key) == nil, "never applied without its image")
         #expect(try b.store.verify(repair: false).isClean)
         try Data(photo).write(to: file)
         let second = try Sync.pull(b, from: a)
-        #expect(second.inserted == [item.key.rawValue], "the checkpoint stayed before it")
+        #expect(second.inserted.kept == [item.key.rawValue], "the checkpoint stayed before it")
         #expect(b.imageBytes(item.key) == photo)
     }
 
@@ -70,7 +70,7 @@ import Testing
                 _ = try channel.receiveMessage(expecting: "PageDone")
                 try channel.send(.done(ChangeCounts()))
             })
-        #expect(report.refused.map(\.key) == [key.rawValue])
+        #expect(report.refused.kept.map(\.key) == [key.rawValue])
         #expect(try client.store.item(key) == nil)
     }
 }

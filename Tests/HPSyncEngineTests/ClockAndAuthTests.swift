@@ -34,13 +34,13 @@ import Testing
         clockA.advance(milliseconds: 3_600_000)  // a's clock jumps an hour ahead
         let future = try a.add("From the future")
         let report = try Sync.pull(b, from: a, over: transport)
-        #expect(report.refused.map(\.key) == [future.key.rawValue])
-        #expect(report.inserted == [normal.key.rawValue])
+        #expect(report.refused.kept.map(\.key) == [future.key.rawValue])
+        #expect(report.inserted.kept == [normal.key.rawValue])
         #expect(try b.store.item(future.key) == nil)
         // Once b's clock catches up, the next pull retries the refused record.
         b.clock.set(1_750_000_000_000 + 3_600_000)
         let retry = try Sync.pull(b, from: a, over: transport)
-        #expect(retry.inserted == [future.key.rawValue])
+        #expect(retry.inserted.kept == [future.key.rawValue])
     }
 
     @Test(arguments: Transport.allCases) func unknownPeerCannotPull(_ transport: Transport) throws {

@@ -11,7 +11,7 @@ struct SyncCommandOptions: ParsableArguments {
     @Flag(help: "Show what would change and write nothing.")
     var dryRun = false
 
-    @Flag(help: "Print the change set as JSON (keys per category) instead of a summary line.")
+    @Flag(help: "Print the change set as JSON (counts, and up to 1,000 keys per category) instead of a summary.")
     var json = false
 
     @Flag(

@@ -40,11 +40,12 @@ enum SyncReportPrinter {
         return "full reconciliation: \(report.peer) discarded deletions older than \(date); \(items) \(fate)"
     }
 
-    /// Keys per category, for --dry-run.
+    /// Keys per category, for --dry-run: those the report kept, then how many more there are.
     static func listing(_ report: SyncReport) -> String {
         var lines: [String] = []
         for (label, keys) in [("insert", report.inserted), ("update", report.updated), ("delete", report.deleted)] {
-            lines += keys.map { "\(label) \($0)" }
+            lines += keys.kept.map { "\(label) \($0)" }
+            if keys.omitted > 0 { lines.append("… and \(keys.omitted) more \(label)s") }
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
@@ -69,7 +70,10 @@ enum SyncReportPrinter {
 
     /// Prints a session's outcome the way the flags ask.
     static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
-        for refusal in reports.flatMap(\.refused) { Output.warning("refused \(refusal.key): \(refusal.reason)") }
+        for report in reports {
+            for refusal in report.refused.kept { Output.warning("refused \(refusal.key): \(refusal.reason)") }
+            if report.refused.omitted > 0 { Output.warning("… and \(report.refused.omitted) more refused") }
+        }
         // Deletions a reconciliation made are worth a line even in cron's --quiet runs.
         if options.quiet || options.json {
             for report in reports where !report.reconciled.isEmpty && !report.dryRun {
