@@ -147,12 +147,14 @@ enum Sync {
 
     @discardableResult
     static func push(
-        _ client: TestNode, to server: TestNode, over transport: Transport = .pipe,
+        _ client: TestNode, to server: TestNode, dryRun: Bool = false, over transport: Transport = .pipe,
         wrap: ((any ByteStream) -> any ByteStream)? = nil
     ) throws -> SyncReport {
         try session(client, server, transport) { channel in
-            try SyncClient(store: client.store, logger: quietLogger).push(
-                over: channel, serverNodeID: server.nodeID, peerName: server.name)
+            var options = SyncClient.Options()
+            options.dryRun = dryRun
+            return try SyncClient(store: client.store, logger: quietLogger).push(
+                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
         } wrap: {
             wrap?($0) ?? $0
         }

@@ -180,4 +180,27 @@ import Testing
         #expect(try b.snapshot().isEmpty)
         #expect(try Sync.pull(b, from: a, over: transport).inserted.count == 1, "the checkpoint did not move")
     }
+
+    /// A push preview is the server's: it counts what it would apply and applies nothing.
+    @Test(arguments: Transport.allCases) func dryRunPushWritesNothingOnTheServer(_ transport: Transport) throws {
+        let a = try TestNode("a")
+        let server = try TestNode("server")
+        try server.allow(a)
+        let chair = try a.add("Chair", image: jpeg(5))
+        _ = try a.add("Table")
+        try Sync.push(a, to: server, over: transport)
+        _ = try a.store.edit(chair.key, ItemEdit(valueInDollars: 9))
+        _ = try a.add("Lamp")
+        let before = try server.snapshot()
+        let lastSeq = try server.store.lastSeq
+        let report = try Sync.push(a, to: server, dryRun: true, over: transport)
+        #expect(report.dryRun)
+        #expect(report.peerCounts.inserted == 1)
+        #expect(report.peerCounts.updated == 1)
+        #expect(try server.snapshot() == before)
+        #expect(try server.store.lastSeq == lastSeq)
+        let real = try Sync.push(a, to: server, over: transport)
+        #expect(real.peerCounts.inserted == 1, "the push checkpoint did not move")
+        #expect(try server.snapshot() == a.snapshot())
+    }
 }

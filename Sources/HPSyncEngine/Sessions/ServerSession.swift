@@ -48,11 +48,13 @@ public final class ServerSession {
             case .pull: try servePull(channel, version: version, report: &current, logger: log)
             case .push:
                 let source = (store: hello.storeID, node: certificateNodeID)
+                current.dryRun = hello.dryRun
                 try servePush(channel, source: source, version: version, report: &current, logger: log)
             }
-            // What `status` shows and what bounds `gc`: when each peer last synced with us.
+            // What `status` shows and what bounds `gc`: when each peer last synced with us (a
+            // preview is not a sync).
             do {
-                try store.recordServed(peer: peer.name, direction: direction)
+                if !current.dryRun { try store.recordServed(peer: peer.name, direction: direction) }
             } catch {
                 log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
@@ -162,6 +164,7 @@ public final class ServerSession {
         var options = SinkSession.Options()
         options.source = source
         options.version = version
+        options.dryRun = report.dryRun
         let sink = SinkSession(channel: channel, store: store, options: options, logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))

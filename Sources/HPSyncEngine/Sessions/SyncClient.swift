@@ -123,9 +123,13 @@ public final class SyncClient {
     private func handshake(_ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options)
         throws -> HelloMessage
     {
+        // A push preview needs the server's cooperation (Hello.dry_run, version 2): a version-1
+        // server would apply it, so the client does not offer version 1 for one.
+        let previewPush = intent == .push && options.dryRun
         let hello = HelloMessage(
-            minVersion: max(ProtocolLimits.minVersion, intent.minimumVersion), nodeID: store.nodeID,
-            storeID: store.storeID, intent: intent, software: options.software)
+            minVersion: max(ProtocolLimits.minVersion, intent.minimumVersion, previewPush ? 2 : 1),
+            nodeID: store.nodeID, storeID: store.storeID, intent: intent, software: options.software,
+            dryRun: previewPush)
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch reply {

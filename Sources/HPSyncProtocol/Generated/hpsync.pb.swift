@@ -370,6 +370,9 @@ public nonisolated struct Hpsync_V1_Hello: Sendable {
   /// free text such as "hp-sync 0.1.0", at most 256 bytes
   public var software: String = String()
 
+  /// version 2, client, INTENT_PUSH only: a preview, the server applies nothing
+  public var dryRun: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -949,7 +952,7 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0\u{3}dry_run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -964,6 +967,7 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 5: try { try decoder.decodeSingularEnumField(value: &self.intent) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.software) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.dryRun) }()
       default: break
       }
     }
@@ -991,6 +995,9 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.software.isEmpty {
       try visitor.visitSingularStringField(value: self.software, fieldNumber: 7)
     }
+    if self.dryRun != false {
+      try visitor.visitSingularBoolField(value: self.dryRun, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1002,6 +1009,7 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.intent != rhs.intent {return false}
     if lhs.version != rhs.version {return false}
     if lhs.software != rhs.software {return false}
+    if lhs.dryRun != rhs.dryRun {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -120,7 +120,7 @@ extension Message {
         return HelloMessage(
             minVersion: hello.minVersion, maxVersion: hello.maxVersion, nodeID: nodeID,
             storeID: try storeID(hello.storeID, "Hello", "store_id"), intent: intent, version: hello.version,
-            software: hello.software)
+            software: hello.software, dryRun: hello.dryRun)
     }
 
     private static func validate(_ error: Hpsync_V1_Error) -> PeerErrorMessage {

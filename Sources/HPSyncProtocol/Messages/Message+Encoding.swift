@@ -27,6 +27,7 @@ extension Message {
             }
             wire.version = hello.version
             wire.software = hello.software
+            wire.dryRun = hello.dryRun
             return .hello(wire)
         case .error(let error):
             var wire = Hpsync_V1_Error()

@@ -29,10 +29,13 @@ public struct HelloMessage: Equatable, Sendable {
     /// The server's choice for the session; 0 in the client's Hello.
     public var version: UInt32
     public var software: String
+    /// Version 2, a client's push only: preview the push; the server applies nothing.
+    public var dryRun: Bool
 
     public init(
         minVersion: UInt32 = ProtocolLimits.minVersion, maxVersion: UInt32 = ProtocolLimits.maxVersion,
-        nodeID: NodeID, storeID: StoreID, intent: SyncIntent, version: UInt32 = 0, software: String
+        nodeID: NodeID, storeID: StoreID, intent: SyncIntent, version: UInt32 = 0, software: String,
+        dryRun: Bool = false
     ) {
         self.minVersion = minVersion
         self.maxVersion = maxVersion
@@ -41,6 +44,7 @@ public struct HelloMessage: Equatable, Sendable {
         self.intent = intent
         self.version = version
         self.software = software
+        self.dryRun = dryRun
     }
 }
 

@@ -8,9 +8,10 @@ enum SyncReportPrinter {
     static func summary(_ report: SyncReport, trash: Bool = true) -> String {
         let verb = report.direction == .pull ? "pulled from" : "pushed to"
         let prefix = report.dryRun ? "dry run, would have \(verb)" : verb
-        // A push is applied by the server; its PageDone counts say what changed there.
+        // A push is applied (or previewed) by the server; its PageDone counts say what changed
+        // or would change there.
         let (inserted, updated, deleted) =
-            report.direction == .pull || report.dryRun
+            report.direction == .pull
             ? (report.inserted.count, report.updated.count, report.deleted.count)
             : (report.peerCounts.inserted, report.peerCounts.updated, report.peerCounts.deleted)
         let (images, bytes) = (report.imagesTransferred, report.imageBytes)
