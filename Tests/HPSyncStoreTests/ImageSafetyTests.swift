@@ -5,6 +5,19 @@ import Testing
 
 @Suite("Image files and rows stay consistent")
 struct ImageSafetyTests {
+    /// Every commit is a promise: the writer syncs the WAL at each one (GRDB opens a pool in WAL
+    /// mode with `synchronous = NORMAL`, which does not), before and after a write that runs
+    /// without a sync on purpose (the image journal's cleanup).
+    @Test func theWriterCommitsWithFullSync() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let mode = { try store.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } }
+        #expect(try mode() == 2, "FULL at open")
+        _ = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+        #expect(try mode() == 2, "FULL after a write with an image (its journal cleanup runs NORMAL)")
+        #expect(try Fixtures.reopen(store).write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+    }
+
     @Test func crashAfterTempWrittenLeavesOnlyAnOrphanThatIsSwept() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

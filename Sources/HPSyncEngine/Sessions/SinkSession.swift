@@ -210,7 +210,13 @@ final class SinkSession {
             heldEntries = 0
             lastPage = nil
             staged = []
-            if let committed = try committer.submit(batch) { absorb(committed, into: &report) }
+            do {
+                if let committed = try committer.submit(batch) { absorb(committed, into: &report) }
+            } catch {
+                // The batch before failed, so this one was never queued: its temporaries are ours.
+                for image in batch.staged { image.discard() }
+                throw error
+            }
         }
         if wait { try waitForCommit(report: &report) }
     }

@@ -128,7 +128,12 @@ public final class Store: Sendable {
             }
         }
         do {
-            return try DatabasePool(path: url.path, configuration: config)
+            let pool = try DatabasePool(path: url.path, configuration: config)
+            // GRDB sets `synchronous = NORMAL` on the writer when it opens a pool in WAL mode
+            // (after `prepareDatabase`), which commits without syncing the WAL. Every commit here
+            // is a promise (a checkpoint, an applied page, a pushed batch), so: FULL.
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            return pool
         } catch {
             throw createIfMissing
                 ? StoreError.cannotCreate(path: url.path, reason: "\(error)")

@@ -41,6 +41,8 @@ extension Store {
                 linked.append(nil)
             }
         }
+        // The names too: the journal row committed below must not outlive its temporary's name.
+        if !unused.isEmpty { try images.syncDirectory() }
 
         let now = clock.nowMilliseconds()
         var outcome = ApplyOutcome()
