@@ -8,6 +8,31 @@ import Testing
 struct ApplyRemoteTests {
     let base: UInt64 = VersionStamp(milliseconds: 1_700_000_000_000).rawValue
 
+    /// A bulk apply lets the WAL grow past SQLite's 1,000 pages and checkpoints it once at the
+    /// end; the next write then cuts the file back to the 4 MiB limit instead of keeping it.
+    @Test func aBulkApplyCheckpointsOnceAndTheWALShrinksAfter() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let wal = store.directory.appendingPathComponent("store.sqlite-wal").path
+        let walBytes = { (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 }
+        var grown = 0
+        try store.bulkApply {
+            for batch in 0..<4 {
+                let records = (0..<5_000).map { i in
+                    IncomingRecord(
+                        item: Fixtures.remoteItem(ItemKey.random(), name: "item \(batch)-\(i)", stamp: base + UInt64(i))
+                    )
+                }
+                _ = try store.applyRemote(records, checkpoint: nil)
+            }
+            grown = walBytes()
+        }
+        #expect(grown > 4 << 20, "the WAL grew past 1,000 pages without a checkpoint (\(grown) bytes)")
+        _ = try store.add(ItemDraft(name: "after"))
+        #expect(walBytes() <= 4 << 20, "the next write rewound the WAL and cut it to the limit")
+        #expect(try store.status().items == 20_001)
+    }
+
     @Test func newerWinsOlderIsIgnoredEqualIsNoOp() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

@@ -133,6 +133,9 @@ public final class Store: Sendable {
             // (after `prepareDatabase`), which commits without syncing the WAL. Every commit here
             // is a promise (a checkpoint, an applied page, a pushed batch), so: FULL.
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            // A large pull lets the WAL grow to 64 MiB (`bulkApply`); once checkpointed, the next
+            // write that rewinds it cuts the file back to 4 MiB instead of keeping it that size.
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_size_limit = 4194304") }
             return pool
         } catch {
             throw createIfMissing
