@@ -87,12 +87,6 @@ final class BatchCommitter: @unchecked Sendable {
         return inFlight?.mayRemoveImages ?? false
     }
 
-    var isIdle: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inFlight == nil
-    }
-
     /// Called with the lock held; releases it.
     private func take() throws -> Committed? {
         defer { condition.unlock() }

@@ -167,9 +167,8 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         seq = row.int64(10)
     }
 
-    /// The current row for `key`, through a cached statement.
+    /// The current row for `key` (the lookup `fetchMany` makes).
     static func fetch(_ db: Database, key: ItemKey) throws -> ItemRecord? {
-        let statement = try db.cachedStatement(sql: "SELECT * FROM item WHERE key = ?")
-        return try ItemRecord.fetchOne(statement, arguments: [key.rawValue])
+        try fetchMany(db, keys: CollectionOfOne(key))[key.rawValue]
     }
 }

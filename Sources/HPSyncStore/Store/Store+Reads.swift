@@ -83,24 +83,7 @@ extension Store {
 
     /// Up to `limit` feed entries with seq greater than `seq`, in ascending seq.
     public func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
-        try read { db in
-            let statement = try db.cachedStatement(
-                sql: "SELECT key, stamp, origin, deleted, seq FROM item WHERE seq > ? ORDER BY seq LIMIT ?")
-            var entries: [ChangeEntry] = []
-            entries.reserveCapacity(min(limit, 10_000))
-            let rows = try Row.fetchCursor(statement, arguments: [seq, limit])
-            var origins = OriginCache()
-            while let row = try rows.next() {
-                let keyText: String = row[0]
-                let stamp: Int64 = row[1]
-                let version = Version(
-                    stamp: VersionStamp(rawValue: UInt64(bitPattern: stamp)),
-                    origin: try origins.node(row[2], key: keyText))
-                entries.append(
-                    ChangeEntry(key: ItemKey(storedCanonical: keyText), version: version, deleted: row[3], seq: row[4]))
-            }
-            return entries
-        }
+        try feedPage(after: seq, limit: limit).entries
     }
 
     /// Up to `limit` feed entries after `seq` with the record of each live one, and the feed's

@@ -132,10 +132,11 @@ public final class Store: Sendable {
             // GRDB sets `synchronous = NORMAL` on the writer when it opens a pool in WAL mode
             // (after `prepareDatabase`), which commits without syncing the WAL. Every commit here
             // is a promise (a checkpoint, an applied page, a pushed batch), so: FULL.
-            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
             // A large pull lets the WAL grow to 64 MiB (`bulkApply`); once checkpointed, the next
             // write that rewinds it cuts the file back to 4 MiB instead of keeping it that size.
-            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_size_limit = 4194304") }
+            try pool.writeWithoutTransaction {
+                try $0.execute(sql: "PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304")
+            }
             return pool
         } catch {
             throw createIfMissing
@@ -167,13 +168,10 @@ public final class Store: Sendable {
     /// batch of a large pull rewrites most leaves of the random-key index; checkpointing after
     /// each batch wrote them all into store.sqlite (and fsynced it) each time.
     public func bulkApply<T>(_ body: () throws -> T) throws -> T {
-        try setAutoCheckpoint(pages: 16_384)
+        try onWriter("PRAGMA wal_autocheckpoint = 16384")
         defer {
             do {
-                try setAutoCheckpoint(pages: 1_000)
-                try Self.wrap {
-                    try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
-                }
+                try onWriter("PRAGMA wal_autocheckpoint = 1000; PRAGMA wal_checkpoint(PASSIVE)")
             } catch {
                 // The WAL stays valid; a later commit's automatic checkpoint folds it in.
                 logger.warning("could not checkpoint the WAL after a sync", metadata: ["error": "\(error)"])
@@ -182,10 +180,9 @@ public final class Store: Sendable {
         return try body()
     }
 
-    private func setAutoCheckpoint(pages: Int) throws {
-        try Self.wrap {
-            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
-        }
+    /// Runs `sql` (pragmas) on the writer connection, outside any transaction.
+    private func onWriter(_ sql: String) throws {
+        try Self.wrap { try database.writeWithoutTransaction { try $0.execute(sql: sql) } }
     }
 
     /// Like `write`, for a transaction whose loss in a crash is harmless: it commits without
