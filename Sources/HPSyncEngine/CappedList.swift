@@ -39,6 +39,11 @@ public struct CappedList<Element: Sendable>: Sendable {
         if room > 0 { kept.append(contentsOf: elements.prefix(room)) }
     }
 
+    /// Counts `count` elements whose identity is not known (a peer reported only a number).
+    public mutating func countUnlisted(_ count: Int) {
+        self.count += max(0, count)
+    }
+
     public static func += (list: inout CappedList, elements: some Collection<Element>) {
         list.append(contentsOf: elements)
     }

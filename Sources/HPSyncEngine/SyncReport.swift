@@ -22,7 +22,12 @@ public struct SyncReport: Sendable {
     public var deleted = CappedList<String>()
     public var tombstonesRecorded = 0
     public var skipped = 0
+    /// Pull: what this node refused (its clock guard). Push: what the server refused (version 3
+    /// lists the keys; an older server only counts them).
     public var refused = CappedList<Refusal>()
+    /// Records not applied because their image could not be had: in a pull, the source said it
+    /// is missing; in a push, this node's own file is missing. A later session offers them again.
+    public var withheld = CappedList<Refusal>()
     public var manifestEntries = 0
     public var recordsTransferred = 0
     public var imagesTransferred = 0
@@ -63,7 +68,8 @@ public struct SyncReport: Sendable {
 extension SyncReport: Encodable {
     enum CodingKeys: String, CodingKey {
         case direction, peer, dryRun, inserted, insertedCount, updated, updatedCount, deleted, deletedCount
-        case tombstonesRecorded, skipped, refused, refusedCount, manifestEntries, recordsTransferred
+        case tombstonesRecorded, skipped, refused, refusedCount, withheld, withheldCount, manifestEntries
+        case recordsTransferred
         case imagesTransferred, imageBytes, bytesSent, bytesReceived, seconds, peerCounts, reconcileHorizon
         case reconciled, reconciledCount
     }
@@ -84,6 +90,8 @@ extension SyncReport: Encodable {
         try container.encode(skipped, forKey: .skipped)
         try container.encode(refused.kept, forKey: .refused)
         try container.encode(refused.count, forKey: .refusedCount)
+        try container.encode(withheld.kept, forKey: .withheld)
+        try container.encode(withheld.count, forKey: .withheldCount)
         try container.encode(manifestEntries, forKey: .manifestEntries)
         try container.encode(recordsTransferred, forKey: .recordsTransferred)
         try container.encode(imagesTransferred, forKey: .imagesTransferred)

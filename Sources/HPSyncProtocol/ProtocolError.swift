@@ -19,6 +19,8 @@ public enum ProtocolError: Error, Equatable, CustomStringConvertible, Sendable {
     case prematureEOF(expected: String)
     /// The peer said something valid but contradictory (seq going backwards, unrequested key...).
     case violation(String)
+    /// The peer used something a later protocol version defines (an unknown Hello intent).
+    case unsupported(String)
 
     public var description: String {
         switch self {
@@ -43,6 +45,8 @@ public enum ProtocolError: Error, Equatable, CustomStringConvertible, Sendable {
             return "protocol error: connection closed by the peer while expecting \(expected)"
         case .violation(let detail):
             return "protocol error: \(detail)"
+        case .unsupported(let detail):
+            return "incompatible protocol: \(detail)"
         }
     }
 
@@ -51,6 +55,7 @@ public enum ProtocolError: Error, Equatable, CustomStringConvertible, Sendable {
         switch self {
         case .frameTooLarge, .tooMany: return .limit
         case .invalidField: return .badData
+        case .unsupported: return .incompatibleVersion
         default: return .protocolViolation
         }
     }

@@ -4,9 +4,12 @@
 /// exceeds it, so no peer can make the other allocate without bound.
 public enum ProtocolLimits {
     /// The protocol versions this build speaks. Version 2 adds full reconciliation after
-    /// tombstone garbage collection (`ManifestPage.reconcile_horizon`).
+    /// tombstone garbage collection (`ManifestPage.reconcile_horizon`); version 3 makes a sink
+    /// say what it did not apply (`PageDone.first_held_seq`, `refusals`).
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 2
+    public static let maxVersion: UInt32 = 3
+    /// The first version whose PageDone says what the sink refused or withheld.
+    public static let heldEntriesVersion: UInt32 = 3
     /// The first version whose sources may send `reconcile_horizon`.
     public static let reconciliationVersion: UInt32 = 2
 

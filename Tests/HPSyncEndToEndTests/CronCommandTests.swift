@@ -183,6 +183,44 @@ import Testing
         #expect(try served.pair.backup.run(["list"]).text.contains(served.keys[0]))
     }
 
+    /// Issue 12 §1: a push the server refuses is not a silent success.
+    @Test func aPushTheServerRefusesExits3AndListsTheRefusals() throws {
+        let served = try Served(items: 1, backupPermission: "read-write")
+        defer { served.cleanUp() }
+        let backup = served.pair.backup
+        // A record this node stamped while its clock ran a day ahead.
+        let future = (UInt64(Date().timeIntervalSince1970 * 1000) + 86_400_000) << 16
+        let export = """
+            {"format": "hp-sync-export", "version": 1, "items": [
+            {"key": "ABCD0000-0000-4000-8000-000000000002", "name": "from the future", "valueInDollars": 1,
+             "dateCreated": "2024-01-01", "stamp": \(future), "origin": "\(served.pair.backupID)"}]}
+            """
+        try #require(try backup.run(["import", backup.file("future.json", Array(export.utf8)).path]).status == 0)
+        let pushed = try backup.run(["push", "primary", "--json"])
+        #expect(pushed.status == 3, "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("primary refused ABCD0000-0000-4000-8000-000000000002"), "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("1 record was refused"))
+        let json = try JSONSerialization.jsonObject(with: pushed.stdout) as? [String: Any]
+        #expect(json?["refusedCount"] as? Int == 1)
+        // Offered again by the next push, refused again: never silently dropped.
+        let again = try backup.run(["push", "primary", "--quiet"])
+        #expect(again.status == 3, "\(again.stderr)")
+    }
+
+    /// Issue 12 §1: a pull whose source lacks a record's image warns instead of exiting 0.
+    @Test func aPullWhoseSourceLacksAnImageExits3() throws {
+        let served = try Served(items: 0)
+        defer { served.cleanUp() }
+        let primary = served.pair.primary
+        let photo = try primary.file("photo.jpg", Images.jpeg)
+        let added = try primary.run(["add", "--name", "Camera", "--image", photo.path])
+        let key = added.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.removeItem(at: primary.store.appendingPathComponent("images/\(key)"))
+        let pulled = try served.pair.backup.run(["pull", "primary", "--quiet"])
+        #expect(pulled.status == 3, "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("withheld \(key)"), "\(pulled.stderr)")
+    }
+
     @Test func aStoreErrorExits74() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }

@@ -14,14 +14,18 @@ final class Dialer: @unchecked Sendable {
     private let client: TestNode
     private let wrap: @Sendable (Int, any ByteStream) -> any ByteStream
     private let sessions = Mutex<[(PipeStream, DispatchSemaphore)]>([])
+    /// How the server's sessions are set up (a faulty announcement, small pages).
+    private let configure: @Sendable (ServerSession) -> Void
 
     init(
         _ client: TestNode, to server: TestNode,
-        wrap: @escaping @Sendable (Int, any ByteStream) -> any ByteStream = { $1 }
+        wrap: @escaping @Sendable (Int, any ByteStream) -> any ByteStream = { $1 },
+        configure: @escaping @Sendable (ServerSession) -> Void = { _ in }
     ) {
         self.client = client
         self.server = server
         self.wrap = wrap
+        self.configure = configure
     }
 
     var count: Int { sessions.withLock { $0.count } }
@@ -29,10 +33,11 @@ final class Dialer: @unchecked Sendable {
     func connect() -> any MessageChannel {
         let (clientEnd, serverEnd) = PipeStream.pair()
         let done = DispatchSemaphore(value: 0)
-        let (store, clientID) = (server.store, client.nodeID)
+        let (store, clientID, configure) = (server.store, client.nodeID, configure)
         Thread.detachNewThread {
-            ServerSession(store: store, logger: quietLogger).serve(
-                FramedChannel(stream: serverEnd), certificateNodeID: clientID)
+            let session = ServerSession(store: store, logger: quietLogger)
+            configure(session)
+            session.serve(FramedChannel(stream: serverEnd), certificateNodeID: clientID)
             done.signal()
         }
         let attempt = sessions.withLock {

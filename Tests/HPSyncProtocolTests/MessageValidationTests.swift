@@ -39,9 +39,14 @@ import Testing
         var done = Hpsync_V1_PageDone()
         done.throughSeq = 5
         done.durableSeq = 6
-        #expect(throws: ProtocolError.self) { try decode(.pageDone(done)) }
+        // Protocol.md 4.8: a contradiction between the fields is ERROR_PROTOCOL, not ERROR_BAD_DATA.
+        #expect {
+            try decode(.pageDone(done))
+        } throws: { error in
+            (error as? ProtocolError)?.code == .protocolViolation
+        }
         done.durableSeq = 5
-        guard case .pageDone(let through, _, let durable) = try decode(.pageDone(done)) else {
+        guard case .pageDone(let through, _, let durable, _, _) = try decode(.pageDone(done)) else {
             Issue.record("not PageDone")
             return
         }
@@ -99,13 +104,19 @@ import Testing
         #expect(throws: ProtocolError.self) { try decode(.manifestPage(page)) }
     }
 
-    @Test func helloNeedsSaneVersionsAndIDs() {
+    /// A valid version-1 pull Hello.
+    static var hello: Hpsync_V1_Hello {
         var hello = Hpsync_V1_Hello()
         hello.minVersion = 1
         hello.maxVersion = 1
         hello.nodeID = Data(repeating: 1, count: 32)
         hello.storeID = Data(repeating: 2, count: 16)
         hello.intent = .pull
+        return hello
+    }
+
+    @Test func helloNeedsSaneVersionsAndIDs() {
+        let hello = Self.hello
         #expect((try? decode(.hello(hello))) != nil)
         var bad = hello
         bad.minVersion = 0
@@ -119,6 +130,28 @@ import Testing
         bad = hello
         bad.intent = .unspecified
         #expect(throws: ProtocolError.self) { try decode(.hello(bad)) }
+    }
+
+    /// Protocol.md 4.1 names a code for each way a Hello can be malformed.
+    @Test func eachMalformedHelloHasItsCode() {
+        let hello = Self.hello
+        func code(_ change: (inout Hpsync_V1_Hello) -> Void) -> WireErrorCode? {
+            var bad = hello
+            change(&bad)
+            do {
+                _ = try decode(.hello(bad))
+                return nil
+            } catch {
+                return (error as? ProtocolError)?.code
+            }
+        }
+        #expect(code { $0.minVersion = 0 } == .protocolViolation)
+        #expect(code { $0.minVersion = 3 } == .protocolViolation)  // min > max
+        #expect(code { $0.intent = .unspecified } == .protocolViolation)
+        #expect(code { $0.intent = .UNRECOGNIZED(9) } == .incompatibleVersion)
+        #expect(code { $0.nodeID = Data(repeating: 1, count: 31) } == .badData)
+        #expect(code { $0.storeID = Data(repeating: 1, count: 15) } == .badData)
+        #expect(code { $0.software = String(repeating: "x", count: 257) } == .badData)
     }
 
     @Test func seqAbove63BitsIsRejected() {

@@ -50,7 +50,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .verifyFoundProblems:
             return "a check found problems: `verify` (listed on stdout) or `status --check` (a stale peer)"
         case .completedWithWarnings:
-            return "sync completed with warnings: some records were refused (listed on stderr), the rest applied"
+            return
+                "sync completed with warnings: some records were refused or withheld (listed on stderr), the rest applied"
         case .usage: return "usage error: unknown option, bad value, unknown peer name or address"
         case .dataError: return "bad input data: malformed or unknown key, non-image file, bad import file"
         case .noInput: return "missing input: no store here, missing file or folder"
@@ -67,7 +68,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .locked: return "locked: another pull/push/sync holds the store's lock (its PID is named); try later"
         case .refusedByGuard:
             return "refused by a safety guard (mass deletion; gc held back by a never-synced peer); nothing "
-                + "applied; override with `--allow-mass-delete` or `gc --force`"
+                + "beyond the guard's limit applied; override with `--allow-mass-delete` or `gc --force`"
         }
     }
 
@@ -177,11 +178,16 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Thrown after a sync printed its results when some records were refused, so the process exits 3.
+/// Thrown after a sync printed its results when some records were refused or withheld, so the
+/// process exits 3.
 struct CompletedWithWarnings: Error, CustomStringConvertible {
     var refused: Int
+    var withheld = 0
     var description: String {
-        "\(refused) record\(refused == 1 ? " was" : "s were") refused (listed above), everything else was applied; "
+        var parts: [String] = []
+        if refused > 0 { parts.append("\(refused) record\(refused == 1 ? " was" : "s were") refused") }
+        if withheld > 0 { parts.append("\(withheld) record\(withheld == 1 ? " was" : "s were") withheld") }
+        return parts.joined(separator: " and ") + " (listed above), everything else was applied; "
             + "fix what each line says, the next run retries them"
     }
 }

@@ -23,18 +23,20 @@ final class PageReadAhead: Sendable {
     }
 
     private let store: Store
+    private let pageSize: Int
     private let state = Mutex<Outstanding?>(nil)
     private let ready = DispatchSemaphore(value: 0)
 
-    init(store: Store) {
+    init(store: Store, pageSize: Int = ProtocolLimits.manifestPageSize) {
         self.store = store
+        self.pageSize = pageSize
     }
 
     /// Reads the page after `cursor` (and its records) on another thread.
     func start(after cursor: Int64) {
         state.withLock { $0 = Outstanding(after: cursor, result: nil) }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let result = Result { try Self.read(store, after: cursor) }
+            let result = Result { try Self.read(store, after: cursor, pageSize: pageSize) }
             state.withLock { $0?.result = result }
             ready.signal()
         }
@@ -46,7 +48,7 @@ final class PageReadAhead: Sendable {
         if let outstanding = collect(), outstanding.after == cursor, let result = outstanding.result {
             return try result.get()
         }
-        return try Self.read(store, after: cursor)
+        return try Self.read(store, after: cursor, pageSize: pageSize)
     }
 
     /// Waits for a read still running, so that nothing touches the store after the session.
@@ -64,10 +66,10 @@ final class PageReadAhead: Sendable {
         }
     }
 
-    static func read(_ store: Store, after cursor: Int64) throws -> Page {
-        let feed = try store.feedPage(after: cursor, limit: ProtocolLimits.manifestPageSize)
+    static func read(_ store: Store, after cursor: Int64, pageSize: Int) throws -> Page {
+        let feed = try store.feedPage(after: cursor, limit: pageSize)
         let changes = feed.entries
-        let isFinal = changes.count < ProtocolLimits.manifestPageSize
+        let isFinal = changes.count < pageSize
         let through = isFinal ? Swift.max(cursor, feed.lastSeq, changes.last?.seq ?? cursor) : changes.last!.seq
         return Page(page: ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal), records: feed.records)
     }

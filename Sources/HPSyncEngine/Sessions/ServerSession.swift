@@ -13,6 +13,10 @@ public final class ServerSession {
     private let shouldStop: @Sendable () -> Bool
     private let software: String
     private let preAuthorizationDeadline: ContinuousClock.Instant?
+    /// Tests only: replaces the tombstone count a pull's first page announces (a faulty source).
+    var announcing: (@Sendable (Int64) -> Int64)?
+    /// Tests only: entries per manifest page of a pull.
+    var pageSize = ProtocolLimits.manifestPageSize
 
     /// - Parameter preAuthorizationDeadline: when every frame the client sends before it is
     ///   authorized (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
@@ -92,7 +96,7 @@ public final class ServerSession {
         let peer = try store.peer(nodeID: certificateNodeID)
         let decision = ServerHandshake.decide(
             hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
-            serverStoreID: store.storeID, software: software)
+            serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds())
         switch decision {
         case .accept(let reply):
             try channel.send(.hello(reply))
@@ -146,8 +150,20 @@ public final class ServerSession {
         }
         let source = SourceSession(
             channel: channel, store: store, version: version, logger: logger, shouldStop: shouldStop)
+        source.announcing = announcing
+        source.pageSize = pageSize
         var sinkCounts = ChangeCounts()
-        try source.run(from: start, into: &report) { _, counts in sinkCounts = counts }
+        var refusals: [PageRefusal] = []
+        try source.run(from: start, into: &report) { acknowledgement in
+            sinkCounts = acknowledgement.counts
+            refusals += acknowledgement.refusals
+        }
+        report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+        // The operator sees why a client did not take some records (a clock on either side).
+        for refusal in report.refused.kept.prefix(10) {
+            logger.notice(
+                "client refused a record", metadata: ["key": "\(refusal.key)", "reason": "\(refusal.reason)"])
+        }
         report.peerCounts = sinkCounts
         var done = ChangeCounts()
         done.entries = report.manifestEntries
@@ -181,15 +197,12 @@ public final class ServerSession {
         case SyncError.refusedByPeer(let peerError):
             logger.notice("client ended the session", metadata: ["reason": "\(peerError.message)"])
         default:
-            let code: WireErrorCode
-            switch error {
-            case let syncError as SyncError: code = syncError.wireCode
-            case let protocolError as ProtocolError: code = protocolError.code
-            case let storeError as StoreError: code = storeError.wireCode
-            default: code = .internalError
+            if var message = PeerErrorMessage(endingSessionFor: error) {
+                if message.code == .internalError && !(error is StoreError) {
+                    message.message = "server error: \(error)"
+                }
+                try? channel.send(.error(message))
             }
-            let message = code == .internalError && !(error is StoreError) ? "server error: \(error)" : "\(error)"
-            try? channel.send(.error(PeerErrorMessage(code: code, message: message)))
             logger.warning("session failed", metadata: ["error": "\(error)"])
         }
     }

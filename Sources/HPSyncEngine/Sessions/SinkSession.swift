@@ -26,6 +26,9 @@ final class SinkSession {
         var applyIf: SyncClient.ApplyDecision?
         /// Version 2: commit once the pages held list this many entries.
         var commitEvery = Batch.entries
+        /// When set, the session counts the deletions it really receives and stops before the
+        /// page that would make them trip this guard (whatever the source announced).
+        var deletionGuard: (rule: MassDeleteGuard, peer: String)?
     }
 
     /// When a version-2 sink commits what it holds: at the final page, or once the pages it
@@ -61,6 +64,10 @@ final class SinkSession {
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
     private var reconciling: VersionStamp?
     private var preview: ReconcilePreview?
+    /// The mass-deletion guard's running count, when the session applies under one.
+    private var budget: DeletionBudget?
+    /// What this page's PageDone reports as refused (version 3).
+    private var pageRefusals: [PageRefusal] = []
 
     init(channel: any MessageChannel, store: Store, options: Options, logger: Logger) {
         self.channel = channel
@@ -94,16 +101,33 @@ final class SinkSession {
             if isFirst {
                 decideWhetherToApply(page, reconciling: step != nil, report: &report)
                 if options.version >= 2 { totalEntries = Int(page.entriesAhead) }
+                if let deletionGuard = options.deletionGuard, !options.dryRun {
+                    budget = DeletionBudget(
+                        rule: deletionGuard.rule, peer: deletionGuard.peer, liveItems: try store.status().items)
+                    if options.version >= 2 { budget?.announced = page.tombstonesAhead }
+                }
             }
             isFirst = false
+            pageRefusals = []
             try handle(page, reconcile: step, report: &report)
             if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
             if let committed = try committer.poll() { absorb(committed, into: &report) }
-            let durable = options.version >= 2 ? durableSeq : 0
-            try channel.send(.pageDone(throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable))
+            try channel.send(pageDone(page, report: report))
             reportProgress(report)
             if machine.pageApplied() { return }
         }
+    }
+
+    /// The PageDone for `page`. From version 3 it says where the first entry the session did not
+    /// apply is, so a pushing source keeps its checkpoint below it, and what this page refused.
+    private func pageDone(_ page: ManifestPage, report: SyncReport) -> Message {
+        let durable = options.version >= 2 ? durableSeq : 0
+        guard options.version >= ProtocolLimits.heldEntriesVersion else {
+            return .pageDone(throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable)
+        }
+        return .pageDone(
+            throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable,
+            firstHeldSeq: frozenCheckpoint.map { $0 + 1 } ?? 0, refusals: pageRefusals)
     }
 
     /// Turns the session into a preview unless `applyIf` accepts the source's announcement.
@@ -129,6 +153,9 @@ final class SinkSession {
 
     private func handle(_ page: ManifestPage, reconcile step: ReconcileStep?, report: inout SyncReport) throws {
         report.manifestEntries += page.entries.count
+        // A reconciliation's deletions are counted against what earlier pages listed: those
+        // must be committed first.
+        if budget != nil, step?.isFinal == true { try commitPending(report: &report, wait: true) }
         // A key changed twice during the session must meet its first change in the database.
         if !options.dryRun, page.entries.contains(where: { pendingKeys.contains($0.key) }) {
             try commitPending(report: &report, wait: true)
@@ -141,6 +168,7 @@ final class SinkSession {
         let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+        pageRefusals += refusals.map { PageRefusal(key: $0.key, reason: $0.reason) }
         if let firstRefused = refusals.map(\.seq).min() {
             frozenCheckpoint = min(frozenCheckpoint ?? Int64.max, firstRefused - 1)
         }
@@ -154,6 +182,7 @@ final class SinkSession {
             return
         }
         var incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
+        var deletions = plan.deleted.count
         if !plan.fetch.isEmpty {
             let records = try fetchRecords(plan.fetch, report: &report)
             var winners: [Item] = []
@@ -162,14 +191,20 @@ final class SinkSession {
                 // A record can be newer than its manifest entry: its own stamp passes the guard too.
                 if let reason = store.clockGuardRefusal(record.version) {
                     report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: reason))
+                    pageRefusals.append(PageRefusal(key: record.key, reason: reason))
                     withheld.append(record.key)
                 } else {
                     winners.append(record)
+                    // The item was deleted at the source after its manifest entry was read.
+                    if record.deleted, let mine = local[record.key], !mine.deleted { deletions += 1 }
                 }
             }
             report.skipped += records.count - winners.count - withheld.count
+            try admit(deletions + reconciliationDeletions(step, page: page), report: &report)
             incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
             holdCheckpoint(before: withheld, in: page)
+        } else {
+            try admit(deletions + reconciliationDeletions(step, page: page), report: &report)
         }
         pending += incoming
         for record in incoming {
@@ -191,6 +226,29 @@ final class SinkSession {
             let wait = options.version < 2 || page.isFinal || reconciling != nil
             try commitPending(report: &report, wait: wait)
         }
+    }
+
+    /// Lets the mass-deletion guard judge this page's deletions before anything of it is
+    /// applied; when they would trip it, commits what the session holds from earlier pages (all
+    /// within the limit) and stops.
+    private func admit(_ deletions: Int, report: inout SyncReport) throws {
+        guard var budget else { return }
+        do {
+            try budget.admit(deletions)
+            self.budget = budget
+        } catch {
+            try commitPending(report: &report, wait: true)
+            throw error
+        }
+    }
+
+    /// What the final page of a reconciliation will delete besides its entries: live items no
+    /// page listed, stamped before the horizon (counted only under a deletion guard).
+    private func reconciliationDeletions(_ step: ReconcileStep?, page: ManifestPage) throws -> Int {
+        guard budget != nil, let step, step.isFinal, let reconciling else { return 0 }
+        return try store.reconciliationVictimCount(
+            source: step.source, horizon: reconciling, countRecorded: !(step.isFirstPage && step.horizon != nil),
+            alsoListed: step.listed)
     }
 
     /// Hands what the session holds to the committer as one transaction, with the checkpoint of
@@ -372,6 +430,11 @@ final class SinkSession {
                     // it so that a later pull tries again.
                     report.skipped += 1
                     withheld.append(item.key)
+                    report.withheld.append(
+                        SyncReport.Refusal(
+                            key: item.key.rawValue,
+                            reason: "its image (SHA-256 \(image.digest)) is missing on the source; it is applied "
+                                + "once the source has the file again (`hp-sync verify --repair` there)"))
                 }
             }
         }

@@ -14,6 +14,10 @@ final class SourceSession {
     private let version: UInt32
     private var machine: SourceStateMachine
     private var chunkBuffer: [UInt8] = []
+    /// Tests only: replaces the tombstone count the first page announces (a faulty source).
+    var announcing: (@Sendable (Int64) -> Int64)?
+    /// Entries per page (tests use small pages to make many).
+    var pageSize = ProtocolLimits.manifestPageSize
 
     init(
         channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
@@ -27,18 +31,30 @@ final class SourceSession {
         self.shouldStop = shouldStop
     }
 
+    /// What one PageDone of the sink says.
+    struct Acknowledgement {
+        /// Set when the sink has durably applied pages through it that it had not confirmed before.
+        var durableSeq: Int64?
+        var counts: ChangeCounts
+        /// Version 3: the first entry of the session the sink did not apply; nil for none.
+        var firstHeldSeq: Int64?
+        /// Version 3: the entries of the page the sink refused.
+        var refusals: [PageRefusal]
+        /// Whether this source could not send an image it was asked for (its file is missing),
+        /// so the sink withholds that record.
+        var withheldHere = false
+    }
+
     /// Sends pages from `start` (which must not be `.needsReconciliation`); `pageDone` runs on
-    /// each of the sink's PageDone with its counts, and with `durableSeq` set when the sink has
-    /// durably applied pages through it that it had not confirmed before.
+    /// each of the sink's PageDone.
     func run(
-        from start: ListingStart, into report: inout SyncReport,
-        pageDone: (_ durableSeq: Int64?, ChangeCounts) throws -> Void
+        from start: ListingStart, into report: inout SyncReport, pageDone: (Acknowledgement) throws -> Void
     ) throws {
         var cursor = start.since
         var first = true
         let horizon = try store.gcHorizon()
         report.reconcileHorizon = start.horizon.map { Int64($0.milliseconds) }
-        let readAhead = PageReadAhead(store: store)
+        let readAhead = PageReadAhead(store: store, pageSize: pageSize)
         defer { readAhead.finish() }
         while true {
             if shouldStop() {
@@ -54,6 +70,7 @@ final class SourceSession {
             page.reconcileHorizon = start.horizon
             if first, version >= 2 {
                 (page.entriesAhead, page.tombstonesAhead) = try store.feedCounts(after: start.since)
+                if let announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }
             }
             first = false
             try channel.send(.manifestPage(page))
@@ -70,17 +87,23 @@ final class SourceSession {
                 case .sendImages(let wanted):
                     for image in wanted { try send(image, report: &report) }
                 case .sendNextPage(let through, let durable, let counts):
-                    try pageDone(durable, counts)
+                    try pageDone(acknowledgement(durable, counts, report: report))
                     cursor = through
                     break pageLoop
                 case .finished(let counts):
-                    try pageDone(page.throughSeq, counts)
+                    try pageDone(acknowledgement(page.throughSeq, counts, report: report))
                     return
                 case .peerError(let error):
                     throw SyncError.refusedByPeer(error)
                 }
             }
         }
+    }
+
+    private func acknowledgement(_ durable: Int64?, _ counts: ChangeCounts, report: SyncReport) -> Acknowledgement {
+        Acknowledgement(
+            durableSeq: durable, counts: counts, firstHeldSeq: machine.firstHeldSeq, refusals: machine.refusals,
+            withheldHere: !report.withheld.isEmpty)
     }
 
     /// A `gc` (another process) that dropped tombstones not yet listed would make the sink miss
@@ -107,6 +130,12 @@ final class SourceSession {
     /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.
     private func send(_ wanted: ImageWanted, report: inout SyncReport) throws {
         guard let file = try store.openImage(withDigest: wanted.digest) else {
+            // The sink withholds the record; a later session offers it again once the file is back.
+            report.withheld.append(
+                SyncReport.Refusal(
+                    key: wanted.key.rawValue,
+                    reason: "its image file (SHA-256 \(wanted.digest)) is missing here; restore it with "
+                        + "`hp-sync verify --repair` or `hp-sync image set \(wanted.key) FILE`, then sync again"))
             try channel.send(
                 .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
             return

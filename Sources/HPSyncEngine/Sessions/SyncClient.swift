@@ -19,6 +19,11 @@ public final class SyncClient {
         /// For a pull with a version-2 server: commit once the pages held list this many entries
         /// (and at the final page). An interrupted pull loses at most this much work.
         public var commitEvery = SinkSession.Batch.entries
+        /// For a pull: the mass-deletion guard the session applies under. The sink counts the
+        /// deletions it really receives and stops before the page that would trip it.
+        public var deletionGuard: MassDeleteGuard?
+        /// The highest protocol version to offer (tests play an older peer with it).
+        var maxVersion = ProtocolLimits.maxVersion
         public init() {}
     }
 
@@ -53,8 +58,9 @@ public final class SyncClient {
         sinkOptions.version = server.version
         sinkOptions.applyIf = options.applyIf
         sinkOptions.commitEvery = options.commitEvery
+        sinkOptions.deletionGuard = options.deletionGuard.map { ($0, peerName) }
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
-        try sink.run(into: &report)
+        try telling(channel) { try sink.run(into: &report) }
         report.peerCounts = try receiveDone(channel)
         finish(&report, channel: channel, started: started)
         return report
@@ -85,17 +91,26 @@ public final class SyncClient {
         // Every key changed after `since` is one manifest entry: the total behind the ETA.
         let total = options.progress == nil ? nil : Int(try store.feedCounts(after: start.since).entries)
         var serverCounts = ChangeCounts()
-        try source.run(from: start, into: &report) { through, counts in
-            serverCounts = counts
-            options.progress?(
-                SyncProgress(
-                    pushed: counts, bytes: channel.bytesSent + channel.bytesReceived, totalEntries: total))
-            if !options.dryRun, let through {
-                try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: through))
+        var refusals: [PageRefusal] = []
+        var checkpoint = PushCheckpoint(version: server.version)
+        try telling(channel) {
+            try source.run(from: start, into: &report) { acknowledgement in
+                serverCounts = acknowledgement.counts
+                refusals += acknowledgement.refusals
+                options.progress?(
+                    SyncProgress(
+                        pushed: acknowledgement.counts, bytes: channel.bytesSent + channel.bytesReceived,
+                        totalEntries: total))
+                if !options.dryRun, let seq = checkpoint.advance(acknowledgement) {
+                    try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: seq))
+                }
             }
         }
         _ = try receiveDone(channel)
         report.peerCounts = serverCounts
+        report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
+        // An older server counts what it refused without naming it.
+        report.refused.countUnlisted(serverCounts.refused - report.refused.count)
         finish(&report, channel: channel, started: started)
         return report
     }
@@ -120,6 +135,18 @@ public final class SyncClient {
         }
     }
 
+    /// Runs one side of the transfer; when it fails on this side (the peer broke the protocol,
+    /// sent bad data, or a guard stopped the session), tells the peer why with an Error before
+    /// the connection closes, so its log says what happened (Protocol.md 8).
+    private func telling(_ channel: any MessageChannel, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch {
+            if let message = PeerErrorMessage(endingSessionFor: error) { try? channel.send(.error(message)) }
+            throw error
+        }
+    }
+
     private func handshake(_ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options)
         throws -> HelloMessage
     {
@@ -128,8 +155,9 @@ public final class SyncClient {
         let previewPush = intent == .push && options.dryRun
         let hello = HelloMessage(
             minVersion: max(ProtocolLimits.minVersion, intent.minimumVersion, previewPush ? 2 : 1),
-            nodeID: store.nodeID, storeID: store.storeID, intent: intent, software: options.software,
-            dryRun: previewPush)
+            maxVersion: options.maxVersion, nodeID: store.nodeID, storeID: store.storeID, intent: intent,
+            software: options.software,
+            dryRun: previewPush, clockMilliseconds: store.nowMilliseconds())
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch reply {

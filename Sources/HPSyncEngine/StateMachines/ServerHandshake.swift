@@ -17,9 +17,10 @@ public enum ServerHandshake {
     ///   - hello: the client's validated Hello.
     ///   - certificateNodeID: the node ID of the client's TLS certificate.
     ///   - peer: the server's peer entry for that node ID, if any.
+    ///   - clockMilliseconds: the server's wall clock, told in its Hello (nil: not told).
     public static func decide(
         hello: HelloMessage, certificateNodeID: NodeID, peer: Peer?, serverNodeID: NodeID,
-        serverStoreID: StoreID, software: String
+        serverStoreID: StoreID, software: String, clockMilliseconds: UInt64? = nil
     ) -> Decision {
         guard hello.nodeID == certificateNodeID else {
             return .refuse(
@@ -48,6 +49,16 @@ public enum ServerHandshake {
                         "no common protocol version: client speaks \(hello.minVersion)...\(hello.maxVersion), server speaks \(ProtocolLimits.minVersion)...\(ProtocolLimits.maxVersion)\(intentNote); upgrade the older side"
                 ))
         }
+        // Version 1 has no dry_run: a session in it would apply the push the client only wants
+        // to preview (Protocol.md 5.3). A preview never writes.
+        if hello.intent == .push && hello.dryRun && version < 2 {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .incompatibleVersion,
+                    message:
+                        "a push preview (dry_run) needs protocol version 2 or later, the client offers \(hello.minVersion)...\(hello.maxVersion); version 1 would apply the push, so nothing was done"
+                ))
+        }
         if hello.intent == .push, let peer, peer.permission != .readWrite {
             return .refuse(
                 PeerErrorMessage(
@@ -57,7 +68,8 @@ public enum ServerHandshake {
                 ))
         }
         let reply = HelloMessage(
-            nodeID: serverNodeID, storeID: serverStoreID, intent: hello.intent, version: version, software: software)
+            nodeID: serverNodeID, storeID: serverStoreID, intent: hello.intent, version: version, software: software,
+            clockMilliseconds: clockMilliseconds)
         return .accept(reply: reply)
     }
 

@@ -30,6 +30,11 @@ public struct SourceStateMachine: Sendable {
     private(set) var state: State = .readyToSendPage
     private let version: UInt32
     private var durable: Int64 = -1
+    /// Version 3: the first entry of the session the sink did not apply, once it says so. A
+    /// checkpoint of the sink's progress stays below it.
+    public private(set) var firstHeldSeq: Int64?
+    /// Version 3: the entries of the last acknowledged page the sink refused.
+    public private(set) var refusals: [PageRefusal] = []
 
     public init(version: UInt32 = 1) {
         self.version = version
@@ -63,9 +68,16 @@ public struct SourceStateMachine: Sendable {
                 throw .violation("FetchImages names a key that is not on the current ManifestPage")
             }
             return .sendImages(wanted)
-        case .pageDone(let through, let counts, let durableSeq):
+        case .pageDone(let through, let counts, let durableSeq, let firstHeld, let refused):
             guard through == page.throughSeq else {
                 throw .violation("PageDone.through_seq \(through) does not echo the page's \(page.throughSeq)")
+            }
+            guard refused.allSatisfy({ keys.contains($0.key) }) else {
+                throw .violation("PageDone.refusals names a key that is not on the current ManifestPage")
+            }
+            if version >= ProtocolLimits.heldEntriesVersion {
+                if firstHeld > 0 { firstHeldSeq = min(firstHeldSeq ?? firstHeld, firstHeld) }
+                refusals = refused
             }
             let nowDurable = version >= 2 ? durableSeq : through
             guard version < 2 || durableSeq == 0 || durableSeq >= durable else {

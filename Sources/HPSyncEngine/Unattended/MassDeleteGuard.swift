@@ -42,16 +42,49 @@ public struct MassDeleteGuard: Sendable, Equatable {
     }
 }
 
-/// A pull the mass-deletion guard stopped before anything was applied.
+/// A pull the mass-deletion guard stopped: before anything was applied (after a preview), or
+/// in the middle of the session, before the page whose deletions crossed the limit.
 public struct MassDeleteRefused: Error, CustomStringConvertible, Equatable {
     public var peer: String
+    /// The deletions counted when the guard tripped (the session may hold more after them).
     public var deleting: Int
     public var liveItems: Int
     public var reason: String
+    /// Set when the guard stopped the session while it applied: how many deletions the pages
+    /// before the stopping one brought (committed, within the limit).
+    public var stoppedAfter: Int?
+    /// What the source announced it would delete, when it said so.
+    public var announced: Int?
+
+    public init(
+        peer: String, deleting: Int, liveItems: Int, reason: String, stoppedAfter: Int? = nil, announced: Int? = nil
+    ) {
+        self.peer = peer
+        self.deleting = deleting
+        self.liveItems = liveItems
+        self.reason = reason
+        self.stoppedAfter = stoppedAfter
+        self.announced = announced
+    }
 
     public var description: String {
-        "refused to pull from \(peer): it would delete \(deleting) of \(liveItems) live items here "
-            + "(\(reason)); nothing was applied. If the deletions on \(peer) are intended, check them with "
+        var text: String
+        if let stoppedAfter {
+            text =
+                "stopped pulling from \(peer): it sent at least \(deleting) deletions of the \(liveItems) live items here "
+                + "(\(reason)); the \(stoppedAfter) deletion\(stoppedAfter == 1 ? "" : "s") before that point "
+                + "\(stoppedAfter == 1 ? "was" : "were") applied, nothing after it"
+        } else {
+            text =
+                "refused to pull from \(peer): it would delete \(deleting) of \(liveItems) live items here "
+                + "(\(reason)); nothing was applied"
+        }
+        if let announced, announced < deleting {
+            text +=
+                ". \(peer) announced only \(announced) deletion\(announced == 1 ? "" : "s") and sent more: "
+                + "its hp-sync or its store may be faulty"
+        }
+        return text + ". If the deletions on \(peer) are intended, check them with "
             + "`hp-sync pull \(peer) --dry-run`, then run `hp-sync pull \(peer) --allow-mass-delete`"
     }
 }

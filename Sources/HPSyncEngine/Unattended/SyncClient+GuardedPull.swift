@@ -2,22 +2,25 @@ import HPSyncCrypto
 import HPSyncStore
 
 extension SyncClient {
-    /// Pulls, but first checks the mass-deletion guard over the whole manifest so that a refused
-    /// pull applies nothing at all.
+    /// Pulls under the mass-deletion guard.
     ///
-    /// The sink applies as it goes, so the check must come first. A version-2 server announces on
-    /// its first page how many tombstones the session will list; when even all of them could not
-    /// trip the guard, that one session applies (the usual hourly pull). Otherwise the session
+    /// The verdict rests on the deletions that really arrive: the session that applies counts
+    /// them as pages come and stops before the page that would trip the guard, committing only
+    /// what came before it (within the limit). What a version-2 server announces on its first
+    /// page is a hint that saves work: when even all the tombstones it announces could not trip
+    /// the guard, that one session applies (the usual hourly pull); otherwise the session
     /// becomes a preview (manifest only, no records or images) that counts the real deletions,
-    /// and a second session applies if the guard allows them. There is no preview when nothing
-    /// here could be deleted (an empty store: the first, large backup pays nothing), and no
-    /// second session when the preview's manifest was empty.
-    /// What changes on the server between the two sessions is not counted by the guard.
+    /// so that a pull the guard refuses then applies nothing at all, and a second session
+    /// applies if the guard allows them (still counting). There is no preview when nothing here
+    /// could be deleted (an empty store: the first, large backup pays nothing), and no second
+    /// session when the preview's manifest was empty.
     public func pull(
         connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
         options: Options = .init(), guard massDeleteGuard: MassDeleteGuard?
     ) throws -> SyncReport {
+        var options = options
         if let massDeleteGuard, !options.dryRun {
+            options.deletionGuard = massDeleteGuard
             // Counting every live item reads the whole table (a tenth of a second at 100,000
             // items); the decisions below only need to know "at least this many".
             if try store.liveItemCount(upTo: 1) > 0 {

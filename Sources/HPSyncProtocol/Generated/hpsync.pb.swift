@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// hp-sync wire protocol, version 1. Normative description: Protocol.md.
+/// hp-sync wire protocol, versions 1, 2 and 3. Normative description: Protocol.md.
 /// Regenerate the Swift with Scripts/generate-protos after any change here.
 /// Rules for evolving it: never renumber or reuse a field; new fields are optional and
 /// a receiver that does not know them skips them.
@@ -373,6 +373,10 @@ public nonisolated struct Hpsync_V1_Hello: Sendable {
   /// version 2, client, INTENT_PUSH only: a preview, the server applies nothing
   public var dryRun: Bool = false
 
+  /// Any version, optional: the sender's wall-clock time when it sent the Hello, in milliseconds
+  /// since 1970 (0: not told). Lets each side say which clock is off before records are judged.
+  public var clockMs: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -598,7 +602,7 @@ public nonisolated struct Hpsync_V1_ChangeCounts: Sendable {
 
 /// Version 1: the sink has durably applied the page; `through_seq` echoes the page's.
 /// Version 2: the sink has received and checked the page and wants the next one; pages with
-/// through_seq <= durable_seq are durably applied (Protocol.md section 5.5).
+/// through_seq <= durable_seq are durably applied (Protocol.md section 4.8).
 public nonisolated struct Hpsync_V1_PageDone: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -618,11 +622,35 @@ public nonisolated struct Hpsync_V1_PageDone: Sendable {
   /// version 2
   public var durableSeq: UInt64 = 0
 
+  /// Version 3: 0, or the seq of the first entry of the session the sink refused or withheld
+  /// (not applied): a source keeping a checkpoint of the sink stays below it (Protocol.md 4.8).
+  public var firstHeldSeq: UInt64 = 0
+
+  /// Version 3: the entries of this page the sink refused, each with the reason.
+  public var refusals: [Hpsync_V1_Refusal] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _counts: Hpsync_V1_ChangeCounts? = nil
+}
+
+/// Version 3: one entry a sink refused to apply, and why (for the person at the source).
+public nonisolated struct Hpsync_V1_Refusal: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// an item key on the page
+  public var key: String = String()
+
+  /// at most 1024 bytes
+  public var reason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The server's last message of a successful session.
@@ -952,7 +980,7 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0\u{3}dry_run\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0\u{3}dry_run\0\u{3}clock_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -968,6 +996,7 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.software) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.dryRun) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.clockMs) }()
       default: break
       }
     }
@@ -998,6 +1027,9 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.dryRun != false {
       try visitor.visitSingularBoolField(value: self.dryRun, fieldNumber: 8)
     }
+    if self.clockMs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.clockMs, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1010,6 +1042,7 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.version != rhs.version {return false}
     if lhs.software != rhs.software {return false}
     if lhs.dryRun != rhs.dryRun {return false}
+    if lhs.clockMs != rhs.clockMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1481,7 +1514,7 @@ nonisolated extension Hpsync_V1_ChangeCounts: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PageDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}through_seq\0\u{1}counts\0\u{3}durable_seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}through_seq\0\u{1}counts\0\u{3}durable_seq\0\u{3}first_held_seq\0\u{1}refusals\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1492,6 +1525,8 @@ nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._counts) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.durableSeq) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.firstHeldSeq) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.refusals) }()
       default: break
       }
     }
@@ -1511,6 +1546,12 @@ nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._
     if self.durableSeq != 0 {
       try visitor.visitSingularUInt64Field(value: self.durableSeq, fieldNumber: 3)
     }
+    if self.firstHeldSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstHeldSeq, fieldNumber: 4)
+    }
+    if !self.refusals.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.refusals, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1518,6 +1559,43 @@ nonisolated extension Hpsync_V1_PageDone: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.throughSeq != rhs.throughSeq {return false}
     if lhs._counts != rhs._counts {return false}
     if lhs.durableSeq != rhs.durableSeq {return false}
+    if lhs.firstHeldSeq != rhs.firstHeldSeq {return false}
+    if lhs.refusals != rhs.refusals {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_Refusal: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Refusal"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_Refusal, rhs: Hpsync_V1_Refusal) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

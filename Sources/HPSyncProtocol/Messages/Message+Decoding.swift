@@ -63,11 +63,24 @@ extension Message {
         case .pageDone(let done):
             let through = try Self.seq(done.throughSeq, "PageDone", "through_seq")
             let durable = try Self.seq(done.durableSeq, "PageDone", "durable_seq")
+            // Protocol.md 4.8: a contradiction between the fields, not bad data.
             guard durable <= through else {
-                throw .invalidField(
-                    message: "PageDone", field: "durable_seq", problem: "exceeds through_seq (\(durable) > \(through))")
+                throw .violation("PageDone.durable_seq exceeds through_seq (\(durable) > \(through))")
             }
-            self = .pageDone(throughSeq: through, counts: Self.counts(done.counts), durableSeq: durable)
+            let firstHeld = try Self.seq(done.firstHeldSeq, "PageDone", "first_held_seq")
+            guard firstHeld <= through else {
+                throw .violation("PageDone.first_held_seq exceeds through_seq (\(firstHeld) > \(through))")
+            }
+            try Self.limit(done.refusals.count, ProtocolLimits.maxManifestEntries, "PageDone", "refusals")
+            var refusals: [PageRefusal] = []
+            for refusal in done.refusals {
+                refusals.append(
+                    PageRefusal(
+                        key: try Self.key(refusal.key, "Refusal", "key"), reason: Self.truncated(refusal.reason)))
+            }
+            self = .pageDone(
+                throughSeq: through, counts: Self.counts(done.counts), durableSeq: durable, firstHeldSeq: firstHeld,
+                refusals: refusals)
         case .done(let done): self = .done(Self.counts(done.counts))
         case .joinRequest(let request):
             guard let secret = InvitationSecret(bytes: request.secret) else {
@@ -95,20 +108,26 @@ extension Message {
         }
     }
 
+    /// The codes follow Protocol.md 4.1: a contradictory version range or a missing intent is
+    /// ERROR_PROTOCOL, an intent this version does not define is ERROR_INCOMPATIBLE_VERSION
+    /// (a newer peer's), a field of the wrong size or length is ERROR_BAD_DATA.
     private static func validate(_ hello: Hpsync_V1_Hello) throws(ProtocolError) -> HelloMessage {
         guard hello.minVersion >= 1, hello.minVersion <= hello.maxVersion else {
-            throw .invalidField(
-                message: "Hello", field: "min_version/max_version",
-                problem: "must satisfy 1 <= min <= max (got \(hello.minVersion)...\(hello.maxVersion))")
+            throw .violation(
+                "Hello.min_version/max_version must satisfy 1 <= min <= max (got \(hello.minVersion)...\(hello.maxVersion))"
+            )
         }
         let intent: SyncIntent
         switch hello.intent {
         case .pull: intent = .pull
         case .push: intent = .push
         case .join: intent = .join
-        default:
-            throw .invalidField(
-                message: "Hello", field: "intent", problem: "must be INTENT_PULL, INTENT_PUSH or INTENT_JOIN")
+        case .unspecified:
+            throw .violation("Hello.intent is missing (INTENT_UNSPECIFIED)")
+        case .UNRECOGNIZED(let value):
+            throw .unsupported(
+                "Hello.intent \(value) is not defined by protocol versions \(ProtocolLimits.minVersion)...\(ProtocolLimits.maxVersion); upgrade this side"
+            )
         }
         guard hello.software.utf8.count <= ProtocolLimits.maxSoftwareBytes else {
             throw .invalidField(message: "Hello", field: "software", problem: "is longer than 256 bytes")
@@ -120,15 +139,18 @@ extension Message {
         return HelloMessage(
             minVersion: hello.minVersion, maxVersion: hello.maxVersion, nodeID: nodeID,
             storeID: try storeID(hello.storeID, "Hello", "store_id"), intent: intent, version: hello.version,
-            software: hello.software, dryRun: hello.dryRun)
+            software: hello.software, dryRun: hello.dryRun, clockMilliseconds: hello.clockMs == 0 ? nil : hello.clockMs)
     }
 
     private static func validate(_ error: Hpsync_V1_Error) -> PeerErrorMessage {
-        var text = error.message
-        if text.utf8.count > ProtocolLimits.maxErrorMessageBytes {
-            text = String(decoding: text.utf8.prefix(ProtocolLimits.maxErrorMessageBytes), as: UTF8.self)
-        }
-        return PeerErrorMessage(code: WireErrorCode(rawValue: error.code.rawValue) ?? .unspecified, message: text)
+        PeerErrorMessage(
+            code: WireErrorCode(rawValue: error.code.rawValue) ?? .unspecified, message: truncated(error.message))
+    }
+
+    /// Text for people (Error.message, Refusal.reason), cut to 1024 bytes.
+    private static func truncated(_ text: String) -> String {
+        guard text.utf8.count > ProtocolLimits.maxErrorMessageBytes else { return text }
+        return String(decoding: text.utf8.prefix(ProtocolLimits.maxErrorMessageBytes), as: UTF8.self)
     }
 
     private static func validate(_ page: Hpsync_V1_ManifestPage) throws(ProtocolError) -> ManifestPage {

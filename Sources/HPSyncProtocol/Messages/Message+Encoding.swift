@@ -28,6 +28,7 @@ extension Message {
             wire.version = hello.version
             wire.software = hello.software
             wire.dryRun = hello.dryRun
+            wire.clockMs = hello.clockMilliseconds ?? 0
             return .hello(wire)
         case .error(let error):
             var wire = Hpsync_V1_Error()
@@ -80,10 +81,17 @@ extension Message {
             wire.size = UInt64(header.size)
             wire.missing = header.missing
             return .imageHeader(wire)
-        case .pageDone(let through, let counts, let durable):
+        case .pageDone(let through, let counts, let durable, let firstHeld, let refusals):
             var wire = Hpsync_V1_PageDone()
             wire.throughSeq = UInt64(through)
             wire.durableSeq = UInt64(durable)
+            wire.firstHeldSeq = UInt64(firstHeld)
+            wire.refusals = refusals.map { refusal in
+                var wireRefusal = Hpsync_V1_Refusal()
+                wireRefusal.key = refusal.key.rawValue
+                wireRefusal.reason = refusal.reason
+                return wireRefusal
+            }
             wire.counts = Self.counts(counts)
             return .pageDone(wire)
         case .done(let counts):

@@ -31,12 +31,16 @@ public struct HelloMessage: Equatable, Sendable {
     public var software: String
     /// Version 2, a client's push only: preview the push; the server applies nothing.
     public var dryRun: Bool
+    /// The sender's wall clock when it sent the Hello (milliseconds since 1970); nil when the
+    /// peer did not say (older versions). Any version.
+    public var clockMilliseconds: UInt64?
 
     public init(
         minVersion: UInt32 = ProtocolLimits.minVersion, maxVersion: UInt32 = ProtocolLimits.maxVersion,
         nodeID: NodeID, storeID: StoreID, intent: SyncIntent, version: UInt32 = 0, software: String,
-        dryRun: Bool = false
+        dryRun: Bool = false, clockMilliseconds: UInt64? = nil
     ) {
+        self.clockMilliseconds = clockMilliseconds
         self.minVersion = minVersion
         self.maxVersion = maxVersion
         self.nodeID = nodeID
@@ -74,6 +78,17 @@ public struct ManifestPage: Equatable, Sendable {
         self.isFinal = isFinal
         self.reconcileHorizon = reconcileHorizon
         self.tombstonesAhead = tombstonesAhead
+    }
+}
+
+/// Version 3: a manifest entry the sink refused to apply, and why, as PageDone reports it.
+public struct PageRefusal: Equatable, Sendable {
+    public var key: ItemKey
+    public var reason: String
+
+    public init(key: ItemKey, reason: String) {
+        self.key = key
+        self.reason = reason
     }
 }
 
@@ -191,7 +206,7 @@ public struct JoinRequestMessage: Equatable, Sendable {
     }
 }
 
-/// Every message of protocol versions 1 and 2, validated.
+/// Every message of protocol versions 1, 2 and 3, validated.
 public enum Message: Equatable, Sendable {
     case hello(HelloMessage)
     case error(PeerErrorMessage)
@@ -202,7 +217,12 @@ public enum Message: Equatable, Sendable {
     case fetchImages([ImageWanted])
     case imageHeader(ImageHeaderMessage)
     /// `durableSeq` is version 2's: pages through it are durably applied (0 when absent).
-    case pageDone(throughSeq: Int64, counts: ChangeCounts, durableSeq: Int64 = 0)
+    /// `firstHeldSeq` and `refusals` are version 3's: the first entry of the session the sink
+    /// did not apply (0: none), which a source's checkpoint of the sink stays below, and the
+    /// entries of this page it refused.
+    case pageDone(
+        throughSeq: Int64, counts: ChangeCounts, durableSeq: Int64 = 0, firstHeldSeq: Int64 = 0,
+        refusals: [PageRefusal] = [])
     case done(ChangeCounts)
     /// Version 2, client to server after a JOIN Hello.
     case joinRequest(JoinRequestMessage)

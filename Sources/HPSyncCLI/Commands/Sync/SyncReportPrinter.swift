@@ -71,10 +71,7 @@ enum SyncReportPrinter {
 
     /// Prints a session's outcome the way the flags ask.
     static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
-        for report in reports {
-            for refusal in report.refused.kept { Output.warning("refused \(refusal.key): \(refusal.reason)") }
-            if report.refused.omitted > 0 { Output.warning("… and \(report.refused.omitted) more refused") }
-        }
+        for report in reports { warnings(report).forEach(Output.warning) }
         // Deletions a reconciliation made are worth a line even in cron's --quiet runs.
         if options.quiet || options.json {
             for report in reports where !report.reconciled.isEmpty && !report.dryRun {
@@ -92,6 +89,24 @@ enum SyncReportPrinter {
             }
         }
         let refused = reports.reduce(0) { $0 + $1.refused.count }
-        if refused > 0 { throw CompletedWithWarnings(refused: refused) }
+        let withheld = reports.reduce(0) { $0 + $1.withheld.count }
+        if refused + withheld > 0 { throw CompletedWithWarnings(refused: refused, withheld: withheld) }
+    }
+
+    /// One line per record a session did not apply: what this node refused in a pull, what the
+    /// server refused in a push, and records withheld because an image is missing.
+    static func warnings(_ report: SyncReport) -> [String] {
+        let refuser = report.direction == .push ? "\(report.peer) refused" : "refused"
+        var lines = report.refused.kept.map { "\(refuser) \($0.key): \($0.reason)" }
+        if report.refused.omitted > 0 {
+            lines.append(
+                report.direction == .push
+                    ? "\(report.peer) refused \(report.refused.omitted) more record(s) without naming them (its hp-sync "
+                        + "is older); this node offers them again on the next push"
+                    : "… and \(report.refused.omitted) more refused")
+        }
+        lines += report.withheld.kept.map { "withheld \($0.key): \($0.reason)" }
+        if report.withheld.omitted > 0 { lines.append("… and \(report.withheld.omitted) more withheld") }
+        return lines
     }
 }
