@@ -12,7 +12,8 @@ public struct HPSyncCommand: ParsableCommand {
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
             ExportHomepwnerCommand.self, VerifyCommand.self, TrashCommand.self, GCCommand.self,
-            StatusCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self, ServeCommand.self,
+            StatusCommand.self, ClockCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self,
+            ServeCommand.self,
             PullCommand.self,
             PushCommand.self, SyncCommand.self, ExitCodesCommand.self, DebugCommand.self,
         ]

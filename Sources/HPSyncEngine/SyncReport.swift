@@ -42,6 +42,8 @@ public struct SyncReport: Sendable {
     public var reconcileHorizon: Int64?
     /// The part of `deleted` that the reconciliation deleted: live here, no longer at the source.
     public var reconciled = CappedList<String>()
+    /// Set when the peer's Hello showed its clock further from ours than the allowed skew.
+    public var clockSkew: ClockSkew?
 
     public init(direction: Direction, peer: String) {
         self.direction = direction
@@ -71,7 +73,7 @@ extension SyncReport: Encodable {
         case tombstonesRecorded, skipped, refused, refusedCount, withheld, withheldCount, manifestEntries
         case recordsTransferred
         case imagesTransferred, imageBytes, bytesSent, bytesReceived, seconds, peerCounts, reconcileHorizon
-        case reconciled, reconciledCount
+        case reconciled, reconciledCount, clockWarning
     }
 
     /// Each list as the array of the keys it kept, next to its exact count (`insertedCount`...).
@@ -103,5 +105,6 @@ extension SyncReport: Encodable {
         try container.encodeIfPresent(reconcileHorizon, forKey: .reconcileHorizon)
         try container.encode(reconciled.kept, forKey: .reconciled)
         try container.encode(reconciled.count, forKey: .reconciledCount)
+        try container.encodeIfPresent(clockSkew?.warning(), forKey: .clockWarning)
     }
 }

@@ -42,6 +42,10 @@ struct BinaryRunner {
         return found
     }
 
+    /// Debian's faketime (package faketime), which runs a program with its wall clock moved.
+    static let fakeTime = "/usr/bin/faketime"
+    static var canFakeTime: Bool { FileManager.default.isExecutableFile(atPath: fakeTime) }
+
     struct BinaryMissing: Error, CustomStringConvertible {
         var searched: [String]
         var description: String {
@@ -49,12 +53,18 @@ struct BinaryRunner {
         }
     }
 
-    /// Runs `hp-sync ARGS --store STORE` (the store option goes after the subcommand path).
+    /// Runs `hp-sync ARGS --store STORE` (the store option goes after the subcommand path);
+    /// `clockOffset` (faketime's syntax, `+1d`, `-365d`) runs it with its clock moved.
     @discardableResult
-    func run(_ arguments: [String], withStore: Bool = true) throws -> Result {
+    func run(_ arguments: [String], withStore: Bool = true, clockOffset: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments + (withStore ? ["--store", store.path] : [])
+        if let clockOffset {
+            // Through Debian's wrapper, which sets up libfaketime's shared state as it expects.
+            process.executableURL = URL(fileURLWithPath: Self.fakeTime)
+            process.arguments = ["-f", clockOffset, binary.path] + (process.arguments ?? [])
+        }
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "HP_SYNC_HOME")
         process.environment = environment

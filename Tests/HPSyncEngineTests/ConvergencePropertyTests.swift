@@ -9,7 +9,13 @@ import Testing
 
 /// One step of a random history, kept as small integers so the shrinker can simplify it.
 struct HistoryStep: Sendable, CustomStringConvertible {
-    enum Kind: Int, CaseIterable, Sendable { case add, edit, delete, setImage, removeImage, pull, push }
+    enum Kind: Int, CaseIterable, Sendable {
+        case add, edit, delete, setImage, removeImage, pull, push
+        /// The node's clock jumps a day ahead or behind (by the parameter's parity), or back to right.
+        case clockJump
+        /// With its clock right, the node runs `clock reset` if its high-water mark is ahead.
+        case clockReset
+    }
     var kind: Kind
     /// The acting node (the client for pull and push).
     var node: Int
@@ -53,8 +59,10 @@ struct History: Sendable, CustomStringConvertible {
 /// Runs a history over in-memory nodes and checks every node converges to the merge rule's winners.
 final class HistoryRun {
     static let start: UInt64 = 1_750_000_000_000
-    /// Larger than any offset difference a history can make, so no stamp is refused.
-    static let skew: UInt64 = 24 * 3_600_000
+    /// Larger than any offset difference a history's clocks make (6 h), so only a clock jump
+    /// (a day) makes the clock guard refuse stamps.
+    static let skew: UInt64 = 7 * 3_600_000
+    static let day: Int64 = 86_400_000
     /// Thousands of stores are made and dropped: on Linux they live in RAM, where fsync is free.
     /// One folder per test process, removed as a whole when the property is done.
     static let base: URL? = {
@@ -74,6 +82,13 @@ final class HistoryRun {
     var imagesByDigest: [SHA256Digest: [UInt8]] = [:]
     var log: [String] = []
     var sessionsCut = 0
+    /// Each node's clock jump now in force (0: its clock is right).
+    var jumps: [Int64]
+    var clockJumps = 0
+    var resets = 0
+    var restamps = 0
+    /// Nodes that did not converge to the merge rule's winners.
+    var divergent = 0
 
     init(_ history: History) throws {
         self.history = history
@@ -91,12 +106,15 @@ final class HistoryRun {
         for a in nodes { for b in nodes where a !== b { try a.allow(b) } }
         self.nodes = nodes
         self.clocks = clocks
+        jumps = Array(repeating: 0, count: history.nodeCount)
         log.append("\(history)")
     }
 
     func tick(_ milliseconds: UInt64) {
         now += milliseconds
-        for (index, clock) in clocks.enumerated() { clock.set(UInt64(Int64(now) + history.offsets[index])) }
+        for (index, clock) in clocks.enumerated() {
+            clock.set(UInt64(Int64(now) + history.offsets[index] + jumps[index]))
+        }
     }
 
     func record(_ item: Item) {
@@ -140,6 +158,13 @@ final class HistoryRun {
             let after = try node.store.removeImage(key)
             if after != before { record(after) }
             log.append("\(prefix) remove image of k\(step.slot)\(after == before ? " (had none)" : "")")
+        case .clockJump:
+            jumps[index] = jumps[index] != 0 ? 0 : (step.parameter % 2 == 0 ? Self.day : -Self.day)
+            clockJumps += 1
+            tick(0)
+            log.append("\(prefix) clock jumps to \(jumps[index] / 3_600_000) h from right")
+        case .clockReset where jumps[index] == 0:
+            try resetClock(index, prefix: prefix)
         case .pull, .push:
             let peerIndex = step.peer % nodes.count == index ? (index + 1) % nodes.count : step.peer % nodes.count
             try session(step, client: index, server: peerIndex, prefix: prefix)
@@ -175,6 +200,38 @@ final class HistoryRun {
         }
     }
 
+    /// What a user does once a clock is right again: `clock reset` where the high-water mark is
+    /// ahead. Every version it restamps comes back, same content, as this node's edit stamped
+    /// now: the old version is withdrawn from the model, the new one is a version like any other.
+    func resetClock(_ index: Int, prefix: String) throws {
+        let store = nodes[index].store
+        guard try store.clockAhead() != nil else {
+            log.append("\(prefix) clock reset: nothing ahead")
+            return
+        }
+        let before = Dictionary(uniqueKeysWithValues: try store.items(includeDeleted: true).map { ($0.key, $0) })
+        let reset = try store.resetClock()
+        resets += 1
+        restamps += reset.restamped.count
+        for restamp in reset.restamped {
+            let new = try #require(try store.item(restamp.key))
+            var old = try #require(before[restamp.key])
+            #expect(old.version == restamp.old)
+            old.version = new.version
+            #expect(old == new, "a reset changed more than the stamp:\n  \(transcript)")
+            created[restamp.key]?.removeAll { $0.version == restamp.old }
+            record(new)
+        }
+        log.append("\(prefix) clock reset: \(reset.restamped.count) restamped")
+    }
+
+    /// Every clock is set right, and every node whose high-water mark was left ahead resets.
+    func fixClocks() throws {
+        jumps = Array(repeating: 0, count: nodes.count)
+        tick(0)
+        for index in nodes.indices { try resetClock(index, prefix: "end n\(index):") }
+    }
+
     /// Every node pushes to n0, then every node pulls from n0: afterwards all must agree.
     func fullRound() throws {
         log.append("full round: every node pushes to n0, then pulls from n0")
@@ -184,15 +241,23 @@ final class HistoryRun {
 
     var transcript: String { log.joined(separator: "\n  ") }
 
-    /// The merge rule's answer: per key, the greatest (stamp, origin) of all versions made.
+    /// The merge rule's answer: per key, the greatest (stamp, origin) of all versions made,
+    /// except those stamped by a clock a day ahead. Once every clock is right, every node resets
+    /// (`fixClocks`): each such version it holds comes back as a new version stamped now (checked
+    /// in `resetClock`), and one that no node holds any more was replaced by a later version,
+    /// stamped in the future too, and restamped in its turn.
     var expected: [Item] {
-        created.values.map { $0.max { $0.version < $1.version }! }.sorted { $0.key < $1.key }
+        let limit = now + 12 * 3_600_000
+        return created.values.compactMap { versions in
+            versions.filter { $0.version.stamp.milliseconds <= limit }.max { $0.version < $1.version }
+        }.sorted { $0.key < $1.key }
     }
 
     func check() throws {
         let expected = expected
         for (index, node) in nodes.enumerated() {
             let snapshot = try node.snapshot()
+            if snapshot != expected { divergent += 1 }
             #expect(snapshot == expected, "n\(index) differs from the merge rule's winners:\n  \(transcript)")
             #expect(try node.store.verify(repair: false).isClean, "n\(index) not clean:\n  \(transcript)")
             for item in expected {
@@ -229,7 +294,9 @@ let historyDeadline: Date? = {
 let progressInterval = historyCount >= 10_000 ? 5_000 : Int.max
 
 /// Counts across the whole run, for RELIABILITY.md.
-let convergenceStats = LockedBox<(histories: Int, steps: Int, cuts: Int, skipped: Int)>((0, 0, 0, 0))
+let convergenceStats = LockedBox<
+    (histories: Int, steps: Int, cuts: Int, skipped: Int, jumps: Int, resets: Int, restamps: Int, divergent: Int)
+>((0, 0, 0, 0, 0, 0, 0, 0))
 let convergenceStarted = Date()
 
 final class LockedBox<Value>: @unchecked Sendable {
@@ -262,6 +329,7 @@ final class LockedBox<Value>: @unchecked Sendable {
             let run = try HistoryRun(history)
             do {
                 for step in history.steps { try run.perform(step) }
+                try run.fixClocks()
                 try run.fullRound()
                 try run.check()
             } catch {
@@ -272,6 +340,10 @@ final class LockedBox<Value>: @unchecked Sendable {
                 $0.histories += 1
                 $0.steps += history.steps.count
                 $0.cuts += run.sessionsCut
+                $0.jumps += run.clockJumps
+                $0.resets += run.resets
+                $0.restamps += run.restamps
+                $0.divergent += run.divergent
                 checked = $0.histories
             }
             if checked % progressInterval == 0 { printConvergenceStats("progress") }
@@ -290,7 +362,10 @@ final class LockedBox<Value>: @unchecked Sendable {
 func printConvergenceStats(_ label: String, shardSeconds: Double? = nil) {
     let stats = convergenceStats.current
     let elapsed = Date().timeIntervalSince(convergenceStarted)
-    var line = "convergence (\(label)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut"
+    var line =
+        "convergence (\(label)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut, "
+        + "\(stats.jumps) clock jumps, \(stats.resets) clock resets (\(stats.restamps) versions restamped), "
+        + "\(stats.divergent) divergent nodes"
     if stats.skipped > 0 { line += ", \(stats.skipped) skipped after the HP_SYNC_HISTORY_SECONDS budget" }
     if let shardSeconds { line += ", shard \(String(format: "%.1f", shardSeconds)) s" }
     print(line + ", \(String(format: "%.1f", elapsed)) s since the first shard started")

@@ -57,9 +57,19 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens the store; it logs through `logger` (the command's, so that its default level
-    /// applies), or a logger at the default level.
-    func openStore(logger: Logger? = nil) throws -> Store {
-        try Store.open(at: storeURL, logger: logger ?? makeLogger())
+    /// applies), or a logger at the default level. Says on stderr when the store's clock
+    /// high-water mark is ahead of this machine's clock, with the command that fixes it.
+    func openStore(logger: Logger? = nil, warnAboutClock: Bool = true) throws -> Store {
+        let store = try Store.open(at: storeURL, logger: logger ?? makeLogger())
+        if warnAboutClock, let ahead = try? store.clockAhead() {
+            Output.warning(ClockText.warning(ahead, recovery: command("clock reset --yes")))
+        }
+        return store
+    }
+
+    /// `hp-sync ARGUMENTS`, with this run's --store when it gave one: a command to copy.
+    func command(_ arguments: String) -> String {
+        "hp-sync \(arguments)" + (storePath.map { " --store \($0)" } ?? "")
     }
 
     /// Takes the store's run lock (or fails at once with the holder's PID), then opens the store.

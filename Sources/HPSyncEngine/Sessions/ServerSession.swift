@@ -13,6 +13,8 @@ public final class ServerSession {
     private let shouldStop: @Sendable () -> Bool
     private let software: String
     private let preAuthorizationDeadline: ContinuousClock.Instant?
+    /// Set by the handshake when the client's clock and ours differ by more than the skew.
+    private var clockSkew: ClockSkew?
     /// Tests only: replaces the tombstone count a pull's first page announces (a faulty source).
     var announcing: (@Sendable (Int64) -> Int64)?
     /// Tests only: entries per manifest page of a pull.
@@ -100,6 +102,11 @@ public final class ServerSession {
         switch decision {
         case .accept(let reply):
             try channel.send(.hello(reply))
+            clockSkew = ClockSkew(
+                peer: peer.map { "peer \($0.name)" } ?? "node \(certificateNodeID.short)",
+                localMilliseconds: reply.clockMilliseconds ?? store.nowMilliseconds(),
+                peerMilliseconds: hello.clockMilliseconds, skewMilliseconds: store.maxClockSkewMilliseconds)
+            if let clockSkew { logger.warning("\(clockSkew.warning(me: "this server"))") }
             return (hello, peer, reply.version)
         case .refuse(let error):
             try? channel.send(.error(error))
@@ -181,6 +188,13 @@ public final class ServerSession {
         options.source = source
         options.version = version
         options.dryRun = report.dryRun
+        // The reasons go to the pushing client: "the server" is who refused.
+        options.clockSkew = clockSkew.map {
+            var skew = $0
+            skew.peer = "the client"
+            return skew
+        }
+        options.me = "the server"
         let sink = SinkSession(channel: channel, store: store, options: options, logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))

@@ -29,6 +29,11 @@ final class SinkSession {
         /// When set, the session counts the deletions it really receives and stops before the
         /// page that would make them trip this guard (whatever the source announced).
         var deletionGuard: (rule: MassDeleteGuard, peer: String)?
+        /// The clocks as the Hellos told them, when they differ by more than the skew: a
+        /// refusal then says which clock is behind instead of blaming the record's origin.
+        var clockSkew: ClockSkew?
+        /// How a refusal names this node ("this node"; a server: "this server").
+        var me = "this node"
     }
 
     /// When a version-2 sink commits what it holds: at the final page, or once the pages it
@@ -189,7 +194,7 @@ final class SinkSession {
             var withheld: [ItemKey] = []
             for record in records where MergePlanner.wins(record.version, over: local[record.key]) {
                 // A record can be newer than its manifest entry: its own stamp passes the guard too.
-                if let reason = store.clockGuardRefusal(record.version) {
+                if let reason = refusal(record.version) {
                     report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: reason))
                     pageRefusals.append(PageRefusal(key: record.key, reason: reason))
                     withheld.append(record.key)
@@ -331,13 +336,24 @@ final class SinkSession {
         var accepted: [ManifestEntry] = []
         var refused: [(key: ItemKey, seq: Int64, reason: String)] = []
         for entry in page.entries {
-            if let reason = store.clockGuardRefusal(entry.version) {
+            if let reason = refusal(entry.version) {
                 refused.append((entry.key, entry.seq, reason))
             } else {
                 accepted.append(entry)
             }
         }
         return (accepted, refused)
+    }
+
+    /// Why the clock guard refuses `version`, or nil. When the source's own clock is ahead of
+    /// ours beyond the skew, our clock may be the one that is wrong: the reason says so.
+    private func refusal(_ version: Version) -> String? {
+        guard let reason = store.clockGuardRefusal(version) else { return nil }
+        guard let skew = options.clockSkew, skew.localIsBehind else { return reason }
+        let ahead = (version.stamp.milliseconds &- store.nowMilliseconds()) / 1000
+        return "stamped \(ahead) s ahead of \(options.me)'s clock by node \(version.origin.short), and "
+            + "\(skew.comparison(me: options.me)): if \(options.me)'s clock is wrong, set it right; the record is "
+            + "retried at the next sync"
     }
 
     /// Keeps the checkpoint before the first of `keys` on this page, so a later run retries them.

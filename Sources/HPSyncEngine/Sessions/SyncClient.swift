@@ -48,6 +48,7 @@ public final class SyncClient {
         var report = SyncReport(direction: .pull, peer: peerName)
         report.dryRun = options.dryRun
         let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
+        report.clockSkew = compareClocks(server, peerName: peerName)
         let since = try store.checkpoint(peerStore: server.storeID, direction: .pull)
         try channel.send(.pullRequest(checkpointStore: server.storeID, sinceSeq: since))
         var sinkOptions = SinkSession.Options()
@@ -59,6 +60,7 @@ public final class SyncClient {
         sinkOptions.applyIf = options.applyIf
         sinkOptions.commitEvery = options.commitEvery
         sinkOptions.deletionGuard = options.deletionGuard.map { ($0, peerName) }
+        sinkOptions.clockSkew = report.clockSkew
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try telling(channel) { try sink.run(into: &report) }
         report.peerCounts = try receiveDone(channel)
@@ -76,6 +78,7 @@ public final class SyncClient {
         var report = SyncReport(direction: .push, peer: peerName)
         report.dryRun = options.dryRun
         let server = try handshake(channel, intent: .push, serverNodeID: serverNodeID, options: options)
+        report.clockSkew = compareClocks(server, peerName: peerName)
         // What was offered before counts only if this store still has that history; the server
         // skips what it has when everything is offered again.
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
@@ -133,6 +136,17 @@ public final class SyncClient {
         case .error(let error): throw SyncError.refusedByPeer(error)
         default: throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "JoinAccepted"))
         }
+    }
+
+    /// Says, before any record is judged, when the server's clock and ours differ by more than
+    /// the skew: which is ahead of which (the report carries it to the user).
+    private func compareClocks(_ server: HelloMessage, peerName: String) -> ClockSkew? {
+        let skew = ClockSkew(
+            peer: peerName, localMilliseconds: store.nowMilliseconds(), peerMilliseconds: server.clockMilliseconds,
+            skewMilliseconds: store.maxClockSkewMilliseconds)
+        // The command prints it with the session's outcome; the log keeps it for --log-level info.
+        if let skew { logger.info("\(skew.warning())") }
+        return skew
     }
 
     /// Runs one side of the transfer; when it fails on this side (the peer broke the protocol,

@@ -26,6 +26,11 @@ struct ChangeClock {
         if stamp > meta.highWater { meta.highWater = stamp }
     }
 
+    /// Lowers the high-water mark (only `Store.resetClock`, which restamps every version above it).
+    mutating func resetHighWater(to stamp: VersionStamp) {
+        meta.highWater = stamp
+    }
+
     /// The next change sequence number of this store.
     mutating func nextSeq() -> Int64 {
         meta.lastSeq += 1

@@ -10,9 +10,13 @@ extension Store {
         let stamped = version.stamp.milliseconds
         guard stamped > now &+ configuration.maxClockSkewMilliseconds else { return nil }
         return "stamped \((stamped - now) / 1000) s in the future by node \(version.origin.short), beyond the "
-            + "allowed clock skew of \(configuration.maxClockSkewMilliseconds / 1000) s; fix that node's clock, "
-            + "then sync again"
+            + "allowed clock skew of \(configuration.maxClockSkewMilliseconds / 1000) s. That node's clock is or "
+            + "was ahead: fix it there; if it is right again, run `hp-sync clock reset --yes` there (its future "
+            + "edits come back stamped now). The record is retried at the next sync"
     }
+
+    /// How far ahead of this store's clock a received stamp may be.
+    public var maxClockSkewMilliseconds: UInt64 { configuration.maxClockSkewMilliseconds }
 
     /// The largest image this store accepts.
     public var maxImageBytes: Int64 { configuration.maxImageBytes }

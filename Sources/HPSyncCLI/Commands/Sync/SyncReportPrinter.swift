@@ -71,7 +71,10 @@ enum SyncReportPrinter {
 
     /// Prints a session's outcome the way the flags ask.
     static func print(_ reports: [SyncReport], options: SyncCommandOptions) throws {
-        for report in reports { warnings(report).forEach(Output.warning) }
+        for report in reports {
+            if let skew = report.clockSkew { Output.warning(skew.warning()) }
+            warnings(report).forEach(Output.warning)
+        }
         // Deletions a reconciliation made are worth a line even in cron's --quiet runs.
         if options.quiet || options.json {
             for report in reports where !report.reconciled.isEmpty && !report.dryRun {

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import HPSyncEngine
+import HPSyncStore
+
+/// `hp-sync clock`: this machine's clock against the store's high-water mark, and the recovery
+/// for a node whose clock ran ahead and was corrected (README "Clocks").
+struct ClockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clock",
+        abstract: "Show this node's clock and high-water mark; `clock reset --yes` brings a mark left ahead back.",
+        subcommands: [ClockShowCommand.self, ClockResetCommand.self], defaultSubcommand: ClockShowCommand.self)
+}
+
+struct ClockShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Print this machine's clock and the store's clock high-water mark.")
+
+    @OptionGroup var options: StoreOptions
+
+    func run() throws {
+        let store = try options.openStore(warnAboutClock: false)
+        let now = store.nowMilliseconds()
+        Output.write("clock:      \(DateText.iso8601(milliseconds: Int64(now)))\n")
+        if let ahead = try store.clockAhead() {
+            Output.write(
+                "high water: \(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))) "
+                    + "(ahead by \(ClockText.duration(ahead.aheadMilliseconds)): run `\(options.command("clock reset --yes"))` "
+                    + "if this clock is right)\n")
+        } else {
+            Output.write("high water: not ahead of the clock\n")
+        }
+    }
+}
+
+struct ClockResetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Restamp this node's versions stamped in the future as fresh edits stamped now.",
+        discussion: """
+            For a node whose clock ran ahead and has been corrected: its high-water mark stays in the \
+            future, so its new edits are stamped there and every peer refuses them. Run it only once \
+            this machine's clock is right. Every version stamped beyond the allowed skew comes back as \
+            a new edit of this node with the same content, stamped now, and the mark comes back to now: \
+            nothing is lost, and the next push or sync sends them.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Flag(help: "Confirm that this machine's clock is right now.")
+    var yes = false
+
+    func run() throws {
+        let store = try options.openStore(warnAboutClock: false)
+        guard let ahead = try store.clockAhead() else {
+            Output.write("the high-water mark is not ahead of this machine's clock: nothing to reset\n")
+            return
+        }
+        guard yes else {
+            throw CommandFailure(
+                status: .usage,
+                description: "this store's high-water mark is \(ClockText.duration(ahead.aheadMilliseconds)) ahead of "
+                    + "this machine's clock (\(DateText.iso8601(milliseconds: Int64(ahead.nowMilliseconds)))). If that "
+                    + "time is right, run `\(options.command("clock reset --yes"))`; if it is not, set the clock first")
+        }
+        let reset = try store.resetClock()
+        Output.write(
+            "restamped \(reset.restamped.count) version\(reset.restamped.count == 1 ? "" : "s") as edits stamped now; "
+                + "high-water mark \(DateText.iso8601(milliseconds: Int64(reset.highWaterBefore.milliseconds))) -> "
+                + "\(DateText.iso8601(milliseconds: Int64(reset.highWaterAfter.milliseconds))); push or sync to send them\n"
+        )
+    }
+}
+
+/// The texts about a store's clock every command may print.
+enum ClockText {
+    /// The warning for a store whose high-water mark is ahead of this machine's clock.
+    static func warning(_ ahead: ClockAhead, recovery: String) -> String {
+        "this store's clock high-water mark (\(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds)))) is "
+            + "\(duration(ahead.aheadMilliseconds)) ahead of this machine's clock "
+            + "(\(DateText.iso8601(milliseconds: Int64(ahead.nowMilliseconds)))): edits made here are stamped in the "
+            + "future and peers refuse them. If this machine's clock is right, run `\(recovery)` (nothing is lost: "
+            + "those edits come back stamped now); if it is behind, set it right instead"
+    }
+
+    static func duration(_ milliseconds: UInt64) -> String { ClockSkew.duration(milliseconds) }
+}

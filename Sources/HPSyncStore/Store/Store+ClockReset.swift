@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// When this node's clock ran ahead and was then corrected, its hybrid-clock high-water mark
+/// stays in the future: every new edit is stamped there, and every peer refuses it until the
+/// real time catches up. `resetClock()` brings the mark back to now without losing anything.
+extension Store {
+    /// How far this store's high-water mark is ahead of this machine's clock, when more than the
+    /// allowed skew; nil when it is not.
+    public func clockAhead() throws -> ClockAhead? {
+        let now = clock.nowMilliseconds()
+        let highWater = try read { db in try MetaRecord.load(db).highWater }
+        guard highWater.milliseconds > now &+ configuration.maxClockSkewMilliseconds else { return nil }
+        return ClockAhead(
+            highWaterMilliseconds: highWater.milliseconds, nowMilliseconds: now,
+            skewMilliseconds: configuration.maxClockSkewMilliseconds)
+    }
+
+    /// Restamps, in one transaction, every version stamped more than the allowed skew ahead of
+    /// this machine's clock as a fresh edit of this node stamped now (same content, next seq),
+    /// and brings the high-water mark back to now. Only right when this machine's clock is
+    /// right: with a clock that is behind, it would demote current versions.
+    ///
+    /// A version another node stamped in the future (accepted while this node's clock was ahead
+    /// too) is restamped as well: the mark must stay above every stamp the store holds, or a later
+    /// local edit of that key could lose to the version it replaces.
+    public func resetClock() throws -> ClockReset {
+        let now = clock.nowMilliseconds()
+        let limit = VersionStamp(milliseconds: now &+ configuration.maxClockSkewMilliseconds + 1)
+        return try write { db in
+            var changeClock = try ChangeClock(db, now: now)
+            let before = changeClock.meta.highWater
+            let future = try ItemRecord.fetchAll(
+                db, sql: "SELECT * FROM item WHERE stamp >= ? ORDER BY stamp",
+                arguments: [Int64(bitPattern: limit.rawValue)])
+            let remaining =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MAX(stamp) FROM item WHERE stamp < ?",
+                    arguments: [Int64(bitPattern: limit.rawValue)])
+                ?? 0
+            changeClock.resetHighWater(
+                to: max(VersionStamp(milliseconds: now), VersionStamp(rawValue: UInt64(remaining))))
+            var origins = OriginCache()
+            var restamped: [ClockReset.Restamp] = []
+            for row in future {
+                var item = try row.item(origins: &origins)
+                let old = item.version
+                item.version = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
+                try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                restamped.append(ClockReset.Restamp(key: item.key, old: old, new: item.version))
+            }
+            try changeClock.save(db)
+            return ClockReset(restamped: restamped, highWaterBefore: before, highWaterAfter: changeClock.meta.highWater)
+        }
+    }
+}
+
+/// This store's high-water mark is ahead of this machine's clock by more than the skew.
+public struct ClockAhead: Sendable, Equatable {
+    public var highWaterMilliseconds: UInt64
+    public var nowMilliseconds: UInt64
+    public var skewMilliseconds: UInt64
+
+    public var aheadMilliseconds: UInt64 { highWaterMilliseconds - nowMilliseconds }
+}
+
+/// What `resetClock()` did.
+public struct ClockReset: Sendable, Equatable {
+    public struct Restamp: Sendable, Equatable {
+        public var key: ItemKey
+        public var old: Version
+        public var new: Version
+    }
+
+    public var restamped: [Restamp]
+    public var highWaterBefore: VersionStamp
+    public var highWaterAfter: VersionStamp
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// Clocks that were wrong must not keep hurting, and a wrong clock is named (issue 12 §3).
+@Suite struct ClockSkewTests {
+    static let start: UInt64 = 1_750_000_000_000
+    static let year: UInt64 = 365 * 86_400_000
+
+    @Test func aSinkWhoseClockIsAYearBehindSaysItIsBehindInsteadOfBlamingTheSource() throws {
+        let a = try TestNode("a", clock: TestClock(Self.start))
+        let b = try TestNode("b", clock: TestClock(Self.start - Self.year))
+        try a.allow(b)
+        try a.add("Couch")
+        let report = try Sync.pull(b, from: a)
+        let skew = try #require(report.clockSkew)
+        #expect(skew.localIsBehind)
+        #expect(skew.warning().contains("this node's clock (") && skew.warning().contains("365 days behind a's"))
+        let reason = try #require(report.refused.kept.first?.reason)
+        #expect(reason.contains("this node's clock") && reason.contains("behind a's"), "\(reason)")
+        #expect(!reason.contains("That node's clock is or was ahead"))
+    }
+
+    @Test func aServerWhoseClockIsBehindSaysSoToThePushingClient() throws {
+        let a = try TestNode("a", clock: TestClock(Self.start - Self.year))
+        let f = try TestNode("f", clock: TestClock(Self.start))
+        try a.allow(f)
+        try f.add("Couch")
+        let report = try Sync.push(f, to: a)
+        #expect(report.clockSkew?.localIsBehind == false)
+        let reason = try #require(report.refused.kept.first?.reason)
+        #expect(reason.contains("the server's clock") && reason.contains("behind the client's"), "\(reason)")
+    }
+
+    @Test func peersThatDoNotTellTheirClockOrAgreeMakeNoNotice() {
+        #expect(ClockSkew(peer: "p", localMilliseconds: 10, peerMilliseconds: nil, skewMilliseconds: 1) == nil)
+        #expect(ClockSkew(peer: "p", localMilliseconds: 10, peerMilliseconds: 11, skewMilliseconds: 1) == nil)
+        #expect(ClockSkew(peer: "p", localMilliseconds: 10, peerMilliseconds: 12, skewMilliseconds: 1) != nil)
+    }
+
+    @Test func aClockResetRestampsWhatWasStampedAheadAndLosesNothing() throws {
+        let clockF = TestClock(Self.start + 86_400_000)
+        let f = try TestNode("f", clock: clockF)
+        let a = try TestNode("a", clock: TestClock(Self.start))
+        try a.allow(f)
+        let early = try f.add("Made while ahead", image: jpeg(3))
+        clockF.set(Self.start)
+        let late = try f.store.edit(early.key, ItemEdit(name: "Edited after the fix"))
+        #expect(late.version.stamp.milliseconds > Self.start + 86_000_000, "stamped after the high-water mark")
+        #expect(try f.store.clockAhead() != nil)
+        #expect(try Sync.push(f, to: a).refused.count == 1)
+        let reset = try f.store.resetClock()
+        #expect(reset.restamped.map(\.key) == [early.key])
+        #expect(try f.store.clockAhead() == nil)
+        let now = try #require(try f.store.item(early.key))
+        #expect(now.name == "Edited after the fix" && now.image == early.image && now.version.origin == f.nodeID)
+        #expect(now.version.stamp.milliseconds == Self.start)
+        let pushed = try Sync.push(f, to: a)
+        #expect(pushed.refused.isEmpty)
+        #expect(try a.snapshot() == f.snapshot())
+        #expect(a.imageBytes(early.key) == jpeg(3))
+    }
+}
