@@ -169,6 +169,33 @@ import Testing
         #expect(try f.b.store.items().isEmpty)
     }
 
+    /// The preview allowed 5 reconciliation deletions; before the applying session the source
+    /// deletes and collects 20 more. The applying session counts them itself and stops.
+    @Test func theApplyingSessionCountsTheReconciliationDeletionsItself() throws {
+        let f = try Collected(count: 30, deleted: 5)
+        nonisolated(unsafe) let source = f.a
+        let (clock, more) = (f.clock, Array(f.items.dropFirst(5).prefix(20)))
+        let dialer = Dialer(f.b, to: f.a) { attempt, stream in
+            if attempt == 2 {
+                _ = try? source.store.delete(more)
+                clock.advance(milliseconds: 200 * GCReconciliationTests.day)
+                _ = try? source.store.collectGarbage(before: VersionStamp(milliseconds: clock.nowMilliseconds()))
+            }
+            return stream
+        }
+        defer { dialer.finish() }
+        let client = SyncClient(store: f.b.store, logger: quietLogger)
+        #expect {
+            try client.pull(
+                connecting: dialer.connect, serverNodeID: f.a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        } throws: { error in
+            (error as? MassDeleteRefused)?.stoppedAfter != nil
+        }
+        #expect(dialer.count == 2, "a preview, then the applying session")
+        #expect(try f.b.store.items().count == 30, "the reconciliation's deletions were not applied")
+        #expect(try f.b.store.verify(repair: false).isClean)
+    }
+
     @Test func aVersionOneClientIsRefusedWhenItNeedsAReconciliation() throws {
         let f = try Collected()
         let stale = try f.b.store.checkpoint(peerStore: f.a.store.storeID, direction: .pull)
