@@ -64,15 +64,13 @@ final class SinkSession {
     /// What the source's first page announced (version 2), for the progress estimate.
     private var totalEntries: Int?
     private var durableSeq: Int64 = 0
-    /// Once a record is refused, the checkpoint stays before it so a later run retries it.
-    private var frozenCheckpoint: Int64?
+    /// What the session did not apply: no checkpoint passes it, so a later run retries it.
+    private var holds: SinkHolds
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
     private var reconciling: VersionStamp?
     private var preview: ReconcilePreview?
     /// The mass-deletion guard's running count, when the session applies under one.
     private var budget: DeletionBudget?
-    /// What this page's PageDone reports as refused (version 3).
-    private var pageRefusals: [PageRefusal] = []
 
     init(channel: any MessageChannel, store: Store, options: Options, logger: Logger) {
         self.channel = channel
@@ -81,6 +79,7 @@ final class SinkSession {
         self.logger = logger
         self.machine = SinkStateMachine()
         self.committer = BatchCommitter(store: store)
+        self.holds = SinkHolds(store: store, clockSkew: options.clockSkew, me: options.me)
     }
 
     /// Runs until the source's final page is applied.
@@ -113,7 +112,7 @@ final class SinkSession {
                 }
             }
             isFirst = false
-            pageRefusals = []
+            holds.startPage()
             try handle(page, reconcile: step, report: &report)
             if options.dryRun { durableSeq = page.throughSeq }  // nothing to apply is applied
             if let committed = try committer.poll() { absorb(committed, into: &report) }
@@ -132,7 +131,7 @@ final class SinkSession {
         }
         return .pageDone(
             throughSeq: page.throughSeq, counts: report.counts, durableSeq: durable,
-            firstHeldSeq: frozenCheckpoint.map { $0 + 1 } ?? 0, refusals: pageRefusals)
+            firstHeldSeq: holds.firstHeldSeq, refusals: holds.pageRefusals)
     }
 
     /// Turns the session into a preview unless `applyIf` accepts the source's announcement.
@@ -169,14 +168,10 @@ final class SinkSession {
         }
         // One read of this page's local rows serves the merge rule and the image decisions.
         let local = try store.mergeBases(page.entries.map(\.key))
-        let (acceptable, refusals) = clockGuard(page)
+        let (acceptable, refusals) = holds.screen(page)
         let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
-        pageRefusals += refusals.map { PageRefusal(key: $0.key, reason: $0.reason) }
-        if let firstRefused = refusals.map(\.seq).min() {
-            frozenCheckpoint = min(frozenCheckpoint ?? Int64.max, firstRefused - 1)
-        }
         report.skipped += plan.skipped
         if options.dryRun {
             report.inserted += plan.inserted.map(\.rawValue)
@@ -194,9 +189,8 @@ final class SinkSession {
             var withheld: [ItemKey] = []
             for record in records where MergePlanner.wins(record.version, over: local[record.key]) {
                 // A record can be newer than its manifest entry: its own stamp passes the guard too.
-                if let reason = refusal(record.version) {
+                if let reason = holds.refuses(record) {
                     report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: reason))
-                    pageRefusals.append(PageRefusal(key: record.key, reason: reason))
                     withheld.append(record.key)
                 } else {
                     winners.append(record)
@@ -207,7 +201,7 @@ final class SinkSession {
             report.skipped += records.count - winners.count - withheld.count
             try admit(deletions + reconciliationDeletions(step, page: page), report: &report)
             incoming += try attachImages(to: winners, local: local, withheld: &withheld, report: &report)
-            holdCheckpoint(before: withheld, in: page)
+            holds.hold(before: withheld, in: page)
         } else {
             try admit(deletions + reconciliationDeletions(step, page: page), report: &report)
         }
@@ -331,42 +325,10 @@ final class SinkSession {
         report.reconciled += victims
     }
 
-    /// Splits a page into entries we accept and those the clock guard refuses.
-    private func clockGuard(_ page: ManifestPage) -> ([ManifestEntry], [(key: ItemKey, seq: Int64, reason: String)]) {
-        var accepted: [ManifestEntry] = []
-        var refused: [(key: ItemKey, seq: Int64, reason: String)] = []
-        for entry in page.entries {
-            if let reason = refusal(entry.version) {
-                refused.append((entry.key, entry.seq, reason))
-            } else {
-                accepted.append(entry)
-            }
-        }
-        return (accepted, refused)
-    }
-
-    /// Why the clock guard refuses `version`, or nil. When the source's own clock is ahead of
-    /// ours beyond the skew, our clock may be the one that is wrong: the reason says so.
-    private func refusal(_ version: Version) -> String? {
-        guard let reason = store.clockGuardRefusal(version) else { return nil }
-        guard let skew = options.clockSkew, skew.localIsBehind else { return reason }
-        let ahead = (version.stamp.milliseconds &- store.nowMilliseconds()) / 1000
-        return "stamped \(ahead) s ahead of \(options.me)'s clock by node \(version.origin.short), and "
-            + "\(skew.comparison(me: options.me)): if \(options.me)'s clock is wrong, set it right; the record is "
-            + "retried at the next sync"
-    }
-
-    /// Keeps the checkpoint before the first of `keys` on this page, so a later run retries them.
-    private func holdCheckpoint(before keys: [ItemKey], in page: ManifestPage) {
-        let held = Set(keys)
-        guard !held.isEmpty, let first = page.entries.first(where: { held.contains($0.key) }) else { return }
-        frozenCheckpoint = min(frozenCheckpoint ?? Int64.max, first.seq - 1)
-    }
-
     private func checkpointUpdate(_ page: ManifestPage) -> CheckpointUpdate? {
         guard let target = options.checkpoint else { return nil }
         return CheckpointUpdate(
-            peerStore: target.store, direction: target.direction, seq: frozenCheckpoint ?? page.throughSeq)
+            peerStore: target.store, direction: target.direction, seq: holds.checkpoint(through: page.throughSeq))
     }
 
     private func fetchRecords(_ keys: [ItemKey], report: inout SyncReport) throws -> [Item] {
