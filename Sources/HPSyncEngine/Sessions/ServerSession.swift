@@ -75,6 +75,7 @@ public final class ServerSession {
                     "direction": "\(current.direction.rawValue)", "entries": "\(current.manifestEntries)",
                     "records": "\(current.recordsTransferred)", "images": "\(current.imagesTransferred)",
                     "inserted": "\(applied.inserted)", "updated": "\(applied.updated)", "deleted": "\(applied.deleted)",
+                    "refused": "\(applied.refused)",
                     "bytes_sent": "\(current.bytesSent)", "bytes_received": "\(current.bytesReceived)",
                     "seconds": "\(String(format: "%.3f", current.seconds))",
                 ])
