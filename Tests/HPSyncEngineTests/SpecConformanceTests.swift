@@ -99,7 +99,8 @@ import Testing
             minVersion: 1, maxVersion: 1, nodeID: client, storeID: .random(), intent: .push, software: "old",
             dryRun: true)
         let decision = ServerHandshake.decide(
-            hello: hello, certificateNodeID: client, peer: Peer(name: "p", nodeID: client), serverNodeID: serverID,
+            hello: hello, certificateNodeID: client, peer: Peer(name: "p", nodeID: client, permission: .readWrite),
+            serverNodeID: serverID,
             serverStoreID: .random(), software: "s")
         guard case .refuse(let error) = decision else {
             Issue.record("a version-1 push preview was accepted: it would be applied")
