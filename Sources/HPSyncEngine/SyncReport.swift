@@ -12,6 +12,11 @@ public struct SyncReport: Sendable {
     public struct Refusal: Sendable, Codable, Equatable {
         public var key: String
         public var reason: String
+
+        public init(key: String, reason: String) {
+            self.key = key
+            self.reason = reason
+        }
     }
 
     public var direction: Direction

@@ -16,4 +16,25 @@ import Testing
         #expect(Array(lines.suffix(2)) == ["delete OLD-1", "delete OLD-2"], "no note when nothing was left out")
         #expect(SyncReportPrinter.summary(report).contains(": 1500 inserted, 0 updated, 2 deleted,"))
     }
+
+    /// Issue 12 §1: what a session did not apply gets one line each, named by who refused it.
+    @Test func refusalsAndWithheldRecordsAreListedByWhoRefusedThem() {
+        var push = SyncReport(direction: .push, peer: "nas")
+        push.refused.append(.init(key: "K1", reason: "stamped in the future"))
+        push.refused.countUnlisted(2)  // an older server only counts them
+        push.withheld.append(.init(key: "K2", reason: "its image file is missing here"))
+        #expect(
+            SyncReportPrinter.warnings(push) == [
+                "nas refused K1: stamped in the future",
+                "nas refused 2 more record(s) without naming them (its hp-sync is older); this node offers them "
+                    + "again on the next push",
+                "withheld K2: its image file is missing here",
+            ])
+        var pull = SyncReport(direction: .pull, peer: "nas")
+        pull.refused.append(.init(key: "K3", reason: "r"))
+        #expect(SyncReportPrinter.warnings(pull) == ["refused K3: r"])
+        #expect(
+            CompletedWithWarnings(refused: 3, withheld: 1).description.hasPrefix(
+                "3 records were refused and 1 record was withheld"))
+    }
 }
