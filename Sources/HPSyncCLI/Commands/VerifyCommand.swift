@@ -14,6 +14,7 @@ struct VerifyCommand: ParsableCommand {
         let report = try store.verify(repair: repair)
         var lines = report.repaired.map { "repaired: \($0)" }
         lines += report.problems.map { "problem: \($0)" }
+        lines += report.warnings.map { "warning: \($0)" }
         lines += report.inFlight.map { "in flight (left alone): images/\($0)" }
         lines.append(
             "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "

@@ -54,6 +54,10 @@ extension Store {
                 report.orphans.append(entry.name)
             }
         }
+        report.identityProblems = identityProblems()
+        report.exposedPaths = StorePrivacy.exposed(directory).map {
+            "\($0.path) (mode \(String($0.mode, radix: 8)))"
+        }
         logger.info(
             "verified store",
             metadata: [
