@@ -37,6 +37,10 @@ public struct SyncReport: Sendable {
     public var reconcileHorizon: Int64?
     /// The part of `deleted` that the reconciliation deleted: live here, no longer at the source.
     public var reconciled = CappedList<String>()
+    /// Version 3: items whose missing or damaged image was fetched again by digest.
+    public var healed = CappedList<String>()
+    /// Version 3: items whose image the peer could not supply either.
+    public var unhealed = CappedList<String>()
 
     public init(direction: Direction, peer: String) {
         self.direction = direction
@@ -65,7 +69,7 @@ extension SyncReport: Encodable {
         case direction, peer, dryRun, inserted, insertedCount, updated, updatedCount, deleted, deletedCount
         case tombstonesRecorded, skipped, refused, refusedCount, manifestEntries, recordsTransferred
         case imagesTransferred, imageBytes, bytesSent, bytesReceived, seconds, peerCounts, reconcileHorizon
-        case reconciled, reconciledCount
+        case reconciled, reconciledCount, healed, healedCount, unhealed, unhealedCount
     }
 
     /// Each list as the array of the keys it kept, next to its exact count (`insertedCount`...).
@@ -95,5 +99,9 @@ extension SyncReport: Encodable {
         try container.encodeIfPresent(reconcileHorizon, forKey: .reconcileHorizon)
         try container.encode(reconciled.kept, forKey: .reconciled)
         try container.encode(reconciled.count, forKey: .reconciledCount)
+        try container.encode(healed.kept, forKey: .healed)
+        try container.encode(healed.count, forKey: .healedCount)
+        try container.encode(unhealed.kept, forKey: .unhealed)
+        try container.encode(unhealed.count, forKey: .unhealedCount)
     }
 }

@@ -166,8 +166,8 @@ extension ExitStatus {
 struct VerifyFoundProblems: Error, CustomStringConvertible {
     var count: Int
     var description: String {
-        "verify found \(count) problem\(count == 1 ? "" : "s") (listed above); run `hp-sync verify --repair`, "
-            + "then re-set or re-pull the images it still lists"
+        "verify found \(count) problem\(count == 1 ? "" : "s") (listed above); run `hp-sync verify --repair` "
+            + "(with `--from PEER` to fetch missing or damaged images again), then re-set the images it still lists"
     }
 }
 

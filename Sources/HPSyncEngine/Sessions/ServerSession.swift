@@ -8,7 +8,7 @@ import Logging
 /// then acts as source (the client pulls) or sink (the client pushes). Never throws: every
 /// failure is reported to the client as an Error message and logged.
 public final class ServerSession {
-    private let store: Store
+    let store: Store
     private let logger: Logger
     private let shouldStop: @Sendable () -> Bool
     private let software: String
@@ -130,7 +130,14 @@ public final class ServerSession {
     private func servePull(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
         throws
     {
-        let request = try channel.receiveMessage(expecting: "PullRequest")
+        let first = try channel.receiveMessage(expecting: "PullRequest")
+        guard
+            let request = try serveImagesByDigest(
+                first, channel: channel, version: version, report: &report, logger: logger)
+        else {
+            try channel.send(.done(Self.sourceCounts(report)))
+            return
+        }
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
@@ -149,12 +156,17 @@ public final class ServerSession {
         var sinkCounts = ChangeCounts()
         try source.run(from: start, into: &report) { _, counts in sinkCounts = counts }
         report.peerCounts = sinkCounts
+        try channel.send(.done(Self.sourceCounts(report)))
+    }
+
+    /// A source's Done: what it sent.
+    private static func sourceCounts(_ report: SyncReport) -> ChangeCounts {
         var done = ChangeCounts()
         done.entries = report.manifestEntries
         done.records = report.recordsTransferred
         done.images = report.imagesTransferred
         done.imageBytes = report.imageBytes
-        try channel.send(.done(done))
+        return done
     }
 
     private func servePush(

@@ -13,7 +13,7 @@ final class SourceSession {
     private let shouldStop: @Sendable () -> Bool
     private let version: UInt32
     private var machine: SourceStateMachine
-    private var chunkBuffer: [UInt8] = []
+    private let images: ImageSender
 
     init(
         channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
@@ -25,6 +25,7 @@ final class SourceSession {
         self.store = store
         self.logger = logger
         self.shouldStop = shouldStop
+        self.images = ImageSender(channel: channel, store: store, logger: logger)
     }
 
     /// Sends pages from `start` (which must not be `.needsReconciliation`); `pageDone` runs on
@@ -104,29 +105,9 @@ final class SourceSession {
         return keys.compactMap { found[$0] }
     }
 
-    /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.
+    /// Sends an ImageHeader and the image's bytes (or `missing` when this store cannot supply
+    /// them intact).
     private func send(_ wanted: ImageWanted, report: inout SyncReport) throws {
-        guard let file = try store.openImage(withDigest: wanted.digest) else {
-            try channel.send(
-                .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
-            return
-        }
-        defer { file.close() }
-        try channel.send(.imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: file.size)))
-        if chunkBuffer.isEmpty { chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.chunkSize) }
-        var remaining = file.size
-        while remaining > 0 {
-            let want = Int(Swift.min(Int64(chunkBuffer.count), remaining))
-            let got = try chunkBuffer.withUnsafeMutableBytes { buffer in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
-            }
-            guard got > 0 else { throw file.shortFileError() }
-            try chunkBuffer.withUnsafeBytes {
-                try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[0..<got]))
-            }
-            remaining -= Int64(got)
-        }
-        report.imagesTransferred += 1
-        report.imageBytes += file.size
+        try images.send(wanted, report: &report)
     }
 }

@@ -191,7 +191,7 @@ public struct JoinRequestMessage: Equatable, Sendable {
     }
 }
 
-/// Every message of protocol versions 1 and 2, validated.
+/// Every message of protocol versions 1 to 3, validated.
 public enum Message: Equatable, Sendable {
     case hello(HelloMessage)
     case error(PeerErrorMessage)
@@ -209,6 +209,10 @@ public enum Message: Equatable, Sendable {
     /// Version 2, the server's last message of a successful join: what the joiner may do and
     /// the (valid peer) name the server lists it under.
     case joinAccepted(allow: PeerPermission, name: String)
+    /// Version 3, a pulling client before its PullRequest: images by digest, outside the manifest.
+    case fetchImagesByDigest([ImageWanted])
+    /// Version 3, a pulling client in place of its PullRequest: no changes wanted; Done follows.
+    case endSession
 
     /// The message's name as Protocol.md spells it, for errors and logs.
     public var name: String {
@@ -225,6 +229,8 @@ public enum Message: Equatable, Sendable {
         case .done: return "Done"
         case .joinRequest: return "JoinRequest"
         case .joinAccepted: return "JoinAccepted"
+        case .fetchImagesByDigest: return "FetchImagesByDigest"
+        case .endSession: return "EndSession"
         }
     }
 }

@@ -34,14 +34,17 @@ public struct VerifyReport: Sendable, Hashable {
     /// One line per remaining problem, each saying what to do.
     public var problems: [String] {
         integrityErrors.map { "database integrity: \($0); restore the store from a peer" }
-            + missingImages.map { "image file of \($0) is missing; set it again with `hp-sync image set` or pull it" }
-            + mismatchedImages.map {
-                "image file of \($0) does not match its digest; set it again with `hp-sync image set` or pull it"
-            }
+            + missingImages.map { "image file of \($0) is missing; \(Self.healing)" }
+            + mismatchedImages.map { "image file of \($0) does not match its digest; \(Self.healing)" }
             + orphans.map { "orphan file images/\($0); `hp-sync verify --repair` removes it" }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
             + identityProblems
     }
+
+    /// How to get an image back: from a peer by digest, or from the person's own copy.
+    public static let healing =
+        "`hp-sync verify --repair --from PEER` fetches it again (so does the next pull from a version-3 peer), "
+        + "or set it with `hp-sync image set`"
 
     /// One line per warning: what is not damaged but should be fixed.
     public var warnings: [String] {
