@@ -95,4 +95,24 @@ import Testing
         finished.wait()
         #expect(try a.store.imagesToHeal().map(\.key) == [bad.key])
     }
+
+    /// A pull that meets a rotten local copy of an image it needs fails, but remembers it, so the
+    /// next pull fetches it by digest first and then goes through.
+    @Test func aRottenLocalCopyFailsOnePullAndHealsOnTheNext() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let photo = jpeg(7)
+        let first = try a.add("first", image: photo)
+        try Sync.pull(b, from: a)
+        var rotten = try #require(b.imageBytes(first.key))
+        rotten[20] ^= 0xFF
+        try Data(rotten).write(to: b.store.imageFileURL(for: first.key))
+        let second = try a.add("same photo", image: photo)
+        #expect(throws: (any Error).self) { try Sync.pull(b, from: a) }
+        let report = try Sync.pull(b, from: a)
+        #expect(report.healed.kept == [first.key.rawValue])
+        #expect(b.imageBytes(first.key) == photo && b.imageBytes(second.key) == photo)
+        #expect(try b.store.verify(repair: false).isClean)
+    }
 }
