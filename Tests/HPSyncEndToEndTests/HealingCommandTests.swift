@@ -118,6 +118,8 @@ import Testing
         let repaired = try pair.primary.run(["verify", "--repair", "--from", "backup"])
         #expect(repaired.status == 0, "\(repaired.text)\(repaired.stderr)")
         #expect(try pair.primary.run(["verify"]).status == 0)
+        // Fetching images is not a sync: `status` and gc's bound do not count it as one.
+        #expect(!(try pair.backup.run(["status"]).text.contains("pulled from us")))
 
         let again = try ServeProcess(pair.primary)
         defer { _ = again.stop() }

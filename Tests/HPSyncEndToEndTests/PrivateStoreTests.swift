@@ -83,5 +83,16 @@ struct PrivateStoreTests {
         #expect(status.stderr.contains("now follows identity/cert.pem"), "stderr: \(status.stderr)")
         let verify = try y.run(["verify"])
         #expect(verify.status == 0, "verify: \(verify.text)")
+        // The Hello `serve` sends carries the certificate's node ID, so a client pinning it pulls.
+        let client = try BinaryRunner()
+        defer { client.cleanUp() }
+        #expect(try client.run(["init"]).status == 0)
+        let clientID = try client.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try y.run(["peer", "add", "client", clientID]).status == 0)
+        let server = try ServeProcess(y)
+        defer { _ = server.stop() }
+        #expect(try client.run(["peer", "add", "y", id, "--address", server.address]).status == 0)
+        let pulled = try client.run(["pull", "y"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
     }
 }

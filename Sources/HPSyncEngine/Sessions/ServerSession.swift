@@ -44,17 +44,18 @@ public final class ServerSession {
             log[metadataKey: "peer"] = "\(peer.name)"
             var current = SyncReport(direction: direction, peer: peer.name)
             defer { report = current }
+            var synced = true
             switch direction {
-            case .pull: try servePull(channel, version: version, report: &current, logger: log)
+            case .pull: synced = try servePull(channel, version: version, report: &current, logger: log)
             case .push:
                 let source = (store: hello.storeID, node: certificateNodeID)
                 current.dryRun = hello.dryRun
                 try servePush(channel, source: source, version: version, report: &current, logger: log)
             }
             // What `status` shows and what bounds `gc`: when each peer last synced with us (a
-            // preview is not a sync).
+            // preview is not a sync, nor is a session that only fetched images by digest).
             do {
-                if !current.dryRun { try store.recordServed(peer: peer.name, direction: direction) }
+                if !current.dryRun && synced { try store.recordServed(peer: peer.name, direction: direction) }
             } catch {
                 log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
@@ -127,8 +128,9 @@ public final class ServerSession {
             metadata: ["name": "\(peer.name)", "allow": "\(peer.permission.rawValue)", "node": "\(joiner)"])
     }
 
+    /// Serves a pull; false when the client only asked for images by digest (EndSession).
     private func servePull(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
-        throws
+        throws -> Bool
     {
         let first = try channel.receiveMessage(expecting: "PullRequest")
         guard
@@ -136,7 +138,7 @@ public final class ServerSession {
                 first, channel: channel, version: version, report: &report, logger: logger)
         else {
             try channel.send(.done(Self.sourceCounts(report)))
-            return
+            return false
         }
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
@@ -157,6 +159,7 @@ public final class ServerSession {
         try source.run(from: start, into: &report) { _, counts in sinkCounts = counts }
         report.peerCounts = sinkCounts
         try channel.send(.done(Self.sourceCounts(report)))
+        return true
     }
 
     /// A source's Done: what it sent.
