@@ -29,3 +29,21 @@ struct PrivacyAndIdentityTests {
         #expect(try reopened.verify(repair: false).identityProblems == [])
     }
 }
+
+@Suite("store privacy leaves other files alone")
+struct PrivacyScopeTests {
+    @Test func onlyTheStoresOwnFilesAreTightened() throws {
+        let dir = TempDirectory()
+        let folder = dir.url.appendingPathComponent("store")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let unrelated = folder.appendingPathComponent("notes.txt")
+        try Data("mine".utf8).write(to: unrelated)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: unrelated.path)
+        let store = try Fixtures.makeStore(dir)
+        let mode = { (path: String) in
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
+        }
+        #expect(try mode(store.directory.appendingPathComponent("store.sqlite").path) == 0o600)
+        #expect(try mode(unrelated.path) == 0o644)
+    }
+}

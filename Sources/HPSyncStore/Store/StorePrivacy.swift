@@ -13,6 +13,12 @@ import Foundation
 enum StorePrivacy {
     static let directoryMode: mode_t = 0o700
     static let fileMode: mode_t = 0o600
+    /// What hp-sync keeps in a store folder. Only these are tightened or reported: `init
+    /// --store` may name a folder that holds other things, which are not ours to change.
+    static let storeFolders: Set<String> = ["images", "identity", "trash"]
+    static func isStoreFile(_ name: String) -> Bool {
+        name.hasPrefix(Store.databaseName) || name == SyncLock.fileName || name == ".last-sweep"
+    }
 
     /// Makes `directory` and everything in it private when this process's user owns it; returns
     /// the paths it tightened. Cheap once the store is private: unless `always` is set, only a
@@ -44,7 +50,8 @@ enum StorePrivacy {
         var pending = [directory.path]
         while let folder = pending.popLast() {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            for name in names {
+            let top = folder == directory.path
+            for name in names where !top || storeFolders.contains(name) || isStoreFile(name) {
                 let path = folder + "/" + name
                 guard lstat(path, &info) == 0 else { continue }  // removed meanwhile
                 let type = info.st_mode & S_IFMT
