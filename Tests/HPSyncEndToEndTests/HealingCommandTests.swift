@@ -84,6 +84,12 @@ import Testing
         let json = try JSONSerialization.jsonObject(with: pulled.stdout) as? [String: Any]
         #expect(json?["healed"] as? [String] == [key])
         #expect(try pair.backup.run(["verify"]).status == 0)
+
+        try Self.rot(Self.imageURL(pair.backup, key))
+        #expect(try pair.backup.run(["verify"]).status == 1)
+        let plain = try pair.backup.run(["pull", "primary"])
+        #expect(plain.text.contains("fetched 1 missing or damaged image(s) again from primary"), "\(plain.text)")
+        #expect(try pair.backup.run(["verify"]).status == 0)
     }
 
     /// The serving node's own image rots: it answers `missing` and logs it, then heals itself
