@@ -49,6 +49,10 @@ public struct SyncReport: Sendable {
     public var reconciled = CappedList<String>()
     /// Set when the peer's Hello showed its clock further from ours than the allowed skew.
     public var clockSkew: ClockSkew?
+    /// Version 3: items whose missing or damaged image was fetched again by digest.
+    public var healed = CappedList<String>()
+    /// Version 3: items whose image the peer could not supply either.
+    public var unhealed = CappedList<String>()
 
     public init(direction: Direction, peer: String) {
         self.direction = direction
@@ -78,7 +82,7 @@ extension SyncReport: Encodable {
         case tombstonesRecorded, skipped, refused, refusedCount, withheld, withheldCount, manifestEntries
         case recordsTransferred
         case imagesTransferred, imageBytes, bytesSent, bytesReceived, seconds, peerCounts, reconcileHorizon
-        case reconciled, reconciledCount, clockWarning
+        case reconciled, reconciledCount, clockWarning, healed, healedCount, unhealed, unhealedCount
     }
 
     /// Each list as the array of the keys it kept, next to its exact count (`insertedCount`...).
@@ -111,5 +115,9 @@ extension SyncReport: Encodable {
         try container.encode(reconciled.kept, forKey: .reconciled)
         try container.encode(reconciled.count, forKey: .reconciledCount)
         try container.encodeIfPresent(clockSkew?.warning(), forKey: .clockWarning)
+        try container.encode(healed.kept, forKey: .healed)
+        try container.encode(healed.count, forKey: .healedCount)
+        try container.encode(unhealed.kept, forKey: .unhealed)
+        try container.encode(unhealed.count, forKey: .unhealedCount)
     }
 }

@@ -5,13 +5,16 @@
 public enum ProtocolLimits {
     /// The protocol versions this build speaks. Version 2 adds full reconciliation after
     /// tombstone garbage collection (`ManifestPage.reconcile_horizon`); version 3 makes a sink
-    /// say what it did not apply (`PageDone.first_held_seq`, `refusals`).
+    /// say what it did not apply (`PageDone.first_held_seq`, `refusals`)
+    /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`).
     public static let minVersion: UInt32 = 1
     public static let maxVersion: UInt32 = 3
     /// The first version whose PageDone says what the sink refused or withheld.
     public static let heldEntriesVersion: UInt32 = 3
     /// The first version whose sources may send `reconcile_horizon`.
     public static let reconciliationVersion: UInt32 = 2
+    /// The first version in which a pulling client may ask for images by digest.
+    public static let imagesByDigestVersion: UInt32 = 3
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

@@ -10,10 +10,10 @@ import Testing
         let runner: BinaryRunner
         let id: String
 
-        init() throws {
-            runner = try BinaryRunner()
-            try #require(try runner.run(["init"]).status == 0)
-            id = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        init(_ runner: BinaryRunner? = nil) throws {
+            self.runner = try runner ?? BinaryRunner()
+            try #require(try self.runner.run(["init"]).status == 0)
+            id = try self.runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         @discardableResult

@@ -54,15 +54,27 @@ struct TransferTests {
         #expect(text.hasPrefix("{\n  \"format\": \"hp-sync-export\",\n  \"version\": 1,"))
     }
 
-    @Test func importWithoutTheImagesFailsClearly() throws {
+    /// Issue 14 §3: an export without its images imports every record, each image recorded as
+    /// missing (listed by verify, remembered for healing); a wrong images directory still fails
+    /// clearly and imports nothing.
+    @Test func importWithoutTheImagesRecordsThemMissing() throws {
         let dir = TempDirectory()
         let store = try Self.populated(dir)
         let exportFile = dir.url.appendingPathComponent("export.json")
         try store.exportJSON(to: exportFile)
         let otherDir = TempDirectory()
         let other = try Fixtures.makeStore(otherDir)
-        #expect(throws: StoreError.self) { try other.importJSON(from: exportFile, imagesDirectory: nil) }
-        #expect(try other.verify(repair: false).isClean)
+        let empty = otherDir.url.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        #expect(throws: StoreError.self) { try other.importJSON(from: exportFile, imagesDirectory: empty) }
+        #expect(try other.items(includeDeleted: true).isEmpty)
+
+        let changes = try other.importJSON(from: exportFile, imagesDirectory: nil)
+        let withImages = try store.items(includeDeleted: false).filter { $0.image != nil }.map(\.key)
+        #expect(changes.inserted.count == (try store.items(includeDeleted: false).count))
+        #expect(changes.imagesMissing.sorted() == withImages.sorted())
+        #expect(try other.verify(repair: false).missingImages.sorted() == withImages.sorted())
+        #expect(try other.imagesToHeal().map(\.key).sorted() == withImages.sorted())
     }
 
     /// A record an import file cannot hold is bad input data (exit 65), not a peer's protocol

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An independent hp-sync protocol v1 client, written from Protocol.md and hpsync.proto alone.
+"""An independent hp-sync protocol v1 client (plus version 3's images by digest), written from
+Protocol.md and hpsync.proto alone.
 
 Standard library only. Commands:
 
@@ -13,6 +14,10 @@ Standard library only. Commands:
         DIR/checkpoint.json  {"store_id": hex, "through_seq": n}
         DIR/images/KEY       image bytes
       A second pull into the same DIR resumes from the checkpoint and merges by (stamp, origin).
+
+  heal --host H --port P --cert C --key K --server-id ID --out DIR KEY...
+      Version 3 (Protocol.md §5.7): fetch the images of KEYs (items pulled into DIR) by digest,
+      verify them, write DIR/images/KEY, end with EndSession; prints {healed, missing}.
 """
 
 import argparse
@@ -215,6 +220,7 @@ def get_bool(fields, num):
 # Envelope body field numbers
 HELLO, ERROR, PULL_REQUEST, MANIFEST_PAGE, FETCH_RECORDS, RECORDS, FETCH_IMAGES, IMAGE_HEADER, \
     PAGE_DONE, DONE = range(1, 11)
+FETCH_IMAGES_BY_DIGEST, END_SESSION = 13, 14  # version 3
 BODY_NAMES = {1: "Hello", 2: "Error", 3: "PullRequest", 4: "ManifestPage", 5: "FetchRecords",
               6: "Records", 7: "FetchImages", 8: "ImageHeader", 9: "PageDone", 10: "Done"}
 ERROR_NAMES = ["ERROR_UNSPECIFIED", "ERROR_INCOMPATIBLE_VERSION", "ERROR_NOT_AUTHORIZED",
@@ -328,20 +334,8 @@ def wins(new, old) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Pull
 
-def pull(args):
-    out = args.out
-    os.makedirs(os.path.join(out, "images"), exist_ok=True)
-    items_path = os.path.join(out, "items.json")
-    cp_path = os.path.join(out, "checkpoint.json")
-    items = json.load(open(items_path)) if os.path.exists(items_path) else {}
-    checkpoint = json.load(open(cp_path)) if os.path.exists(cp_path) else None
-    my_store_id = bytes.fromhex(args.store_id) if args.store_id else None
-    if my_store_id is None:
-        sid_path = os.path.join(out, "store_id")
-        if not os.path.exists(sid_path):
-            with open(sid_path, "w") as f:
-                f.write(os.urandom(16).hex())
-        my_store_id = bytes.fromhex(open(sid_path).read().strip())
+def connect(args):
+    """TLS 1.3 with this client's certificate, the server pinned by node ID (§2)."""
     pinned = parse_node_id(args.server_id)
     my_node_id = node_id_of_der(pem_to_der(args.cert))
 
@@ -364,7 +358,82 @@ def pull(args):
         sock.close()
         raise SystemExit(f"server node ID is {node_id_text(server_node_id)}, "
                          f"expected {node_id_text(pinned)}: not trusted, aborting")
-    conn = Conn(sock)
+    return Conn(sock), pinned, my_node_id
+
+
+def read_image(conn, key: str, sha: str, size: int):
+    """One ImageHeader and its IMAGE_CHUNK frames (§4.7): the verified bytes, None if missing."""
+    _, hdr = conn.read_message(IMAGE_HEADER)
+    if get_s(hdr, 1) != key or get_b(hdr, 2).hex() != sha:
+        raise ProtoError("ImageHeader for another key or digest")
+    if get_bool(hdr, 4):
+        return None
+    hsize = get_u(hdr, 3)
+    if hsize == 0:
+        raise ProtoError("ImageHeader size 0 without missing")
+    if hsize > MAX_IMAGE:
+        raise ProtoError("image above limit (ERROR_LIMIT)")
+    data = bytearray()
+    while len(data) < hsize:
+        ftype, chunk = conn.read_frame()
+        if ftype != FRAME_IMAGE_CHUNK:
+            raise ProtoError("message frame before the image bytes were complete")
+        if len(data) + len(chunk) > hsize:
+            raise ProtoError("IMAGE_CHUNK exceeds announced size")
+        data += chunk
+    if hashlib.sha256(data).hexdigest() != sha or len(data) != size:
+        raise ProtoError(f"{key}: image digest/size mismatch (ERROR_BAD_DATA)")
+    return bytes(data)
+
+
+def heal(args):
+    """Version 3 (§5.7): images by digest outside the manifest, then EndSession and Done."""
+    items = json.load(open(os.path.join(args.out, "items.json")))
+    wanted = []
+    for key in args.keys:
+        it = items[check_key(key)]
+        wanted.append((key, it["image_sha256"], it["image_size"]))
+    conn, pinned, my_node_id = connect(args)
+    conn.send_message(HELLO,
+                      f_varint(1, 3) + f_varint(2, 3) + f_bytes(3, my_node_id)
+                      + f_bytes(4, os.urandom(16)) + f_varint(5, INTENT_PULL)
+                      + f_str(7, "hpsync_client.py 0.1"))
+    _, h = conn.read_message(HELLO)
+    if get_b(h, 3) != pinned or get_u(h, 6) != 3 or get_u(h, 5) != INTENT_PULL:
+        raise ProtoError("server Hello: wrong node ID, version (want 3) or intent")
+    request = b"".join(f_msg(1, f_str(1, key) + f_bytes(2, bytes.fromhex(sha))) for key, sha, _ in wanted)
+    conn.send_message(FETCH_IMAGES_BY_DIGEST, request)
+    healed, missing = [], []
+    for key, sha, size in wanted:
+        data = read_image(conn, key, sha, size)
+        if data is None:
+            missing.append(key)
+            continue
+        with open(os.path.join(args.out, "images", key), "wb") as f:
+            f.write(data)
+        healed.append(key)
+    conn.send_message(END_SESSION, b"")  # an empty message: the field is still sent (oneof)
+    _, done = conn.read_message(DONE)
+    conn.sock.close()
+    print(json.dumps({"healed": healed, "missing": missing,
+                      "server_images": get_u(decode(get_b(done, 1)), 7)}))
+
+
+def pull(args):
+    out = args.out
+    os.makedirs(os.path.join(out, "images"), exist_ok=True)
+    items_path = os.path.join(out, "items.json")
+    cp_path = os.path.join(out, "checkpoint.json")
+    items = json.load(open(items_path)) if os.path.exists(items_path) else {}
+    checkpoint = json.load(open(cp_path)) if os.path.exists(cp_path) else None
+    my_store_id = bytes.fromhex(args.store_id) if args.store_id else None
+    if my_store_id is None:
+        sid_path = os.path.join(out, "store_id")
+        if not os.path.exists(sid_path):
+            with open(sid_path, "w") as f:
+                f.write(os.urandom(16).hex())
+        my_store_id = bytes.fromhex(open(sid_path).read().strip())
+    conn, pinned, my_node_id = connect(args)
 
     # --- Hello (§4.1, §5.1)
     conn.send_message(HELLO,
@@ -513,10 +582,8 @@ def pull(args):
                 f_msg(1, f_str(1, key, always=True) + f_bytes(2, bytes.fromhex(sha)))
                 for sha, (key, _) in batch))
             for sha, (key, size) in batch:
-                _, hdr = conn.read_message(IMAGE_HEADER)
-                if get_s(hdr, 1) != key or get_b(hdr, 2).hex() != sha:
-                    raise ProtoError("ImageHeader for another key or digest")
-                if get_bool(hdr, 4):
+                data = read_image(conn, key, sha, size)
+                if data is None:
                     # Protocol.md does not say what a sink does with a missing image. This client
                     # leaves every item that needs those bytes unapplied and holds its checkpoint
                     # below them (like a refused entry), so a later pull retries them.
@@ -526,22 +593,7 @@ def pull(args):
                         refused_floor = floor if refused_floor is None else min(refused_floor, floor)
                         counts["skipped"] += 1
                     continue
-                hsize = get_u(hdr, 3)
-                if hsize == 0:
-                    raise ProtoError("ImageHeader size 0 without missing")
-                if hsize > MAX_IMAGE:
-                    raise ProtoError("image above limit (ERROR_LIMIT)")
-                data = bytearray()
-                while len(data) < hsize:
-                    ftype, chunk = conn.read_frame()
-                    if ftype != FRAME_IMAGE_CHUNK:
-                        raise ProtoError("message frame before the image bytes were complete")
-                    if len(data) + len(chunk) > hsize:
-                        raise ProtoError("IMAGE_CHUNK exceeds announced size")
-                    data += chunk
-                if hashlib.sha256(data).hexdigest() != sha or len(data) != size:
-                    raise ProtoError(f"{key}: image digest/size mismatch (ERROR_BAD_DATA)")
-                new_images[sha] = bytes(data)
+                new_images[sha] = data
                 counts["images"] += 1
                 counts["image_bytes"] += len(data)
 
@@ -586,11 +638,11 @@ def pull(args):
     dc = decode(get_b(done, 1))
     server_counts = {k: get_u(dc, i + 1) for i, k in enumerate(counts)}
     try:
-        sock.settimeout(2)
-        sock.unwrap()  # TLS close_notify
+        conn.sock.settimeout(2)
+        conn.sock.unwrap()  # TLS close_notify
     except (OSError, ssl.SSLError):
         pass
-    sock.close()
+    conn.sock.close()
     summary = {"server_software": software, "server_store_id": server_store_id.hex(),
                "pages": pages, "since": since, "through_seq": prev_through, "counts": counts,
                "server_counts": server_counts}
@@ -605,22 +657,25 @@ def main():
     n.add_argument("--plain-luhn", action="store_true",
                    help="use the literal §2 Luhn (no digit reduction) for comparison")
     p = sub.add_parser("pull", help="pull from an hp-sync server")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7717)
-    p.add_argument("--cert", required=True)
-    p.add_argument("--key", required=True)
-    p.add_argument("--server-id", required=True, help="the server's node ID (text form)")
-    p.add_argument("--out", required=True)
+    h = sub.add_parser("heal", help="version 3: fetch the images of KEYS (pulled into OUT) by digest")
+    for q in (p, h):
+        q.add_argument("--host", default="127.0.0.1")
+        q.add_argument("--port", type=int, default=7717)
+        q.add_argument("--cert", required=True)
+        q.add_argument("--key", required=True)
+        q.add_argument("--server-id", required=True, help="the server's node ID (text form)")
+        q.add_argument("--out", required=True)
+        q.add_argument("--timeout", type=float, default=20)
     p.add_argument("--store-id", help="this client's 16-byte store ID in hex (default: random, "
                                       "kept in OUT/store_id)")
-    p.add_argument("--timeout", type=float, default=20)
+    h.add_argument("keys", nargs="+")
     args = ap.parse_args()
     if args.cmd == "node-id":
         nid = node_id_of_der(pem_to_der(args.cert))
         print(node_id_text(nid, luhn32_plain if args.plain_luhn else luhn32))
     else:
         try:
-            pull(args)
+            heal(args) if args.cmd == "heal" else pull(args)
         except PeerError as e:
             print(f"hpsync_client: server sent error: {e}", file=sys.stderr)
             sys.exit(3)

@@ -182,6 +182,22 @@ R3=$(pull) || { fail "third pull failed"; exit 1; }
 [[ $(field "$R3" "counts['entries']") == 0 && $(field "$R3" pages) == 1 ]] \
   && ok "pull 3 (nothing new): one empty final page" || fail "pull 3 was not a no-op: $R3"
 
+# 4: version 3, images by digest (§5.7): a lost image comes back; one the server lost is missing
+K_HEAL=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(k for k, v in sorted(d.items()) if v["image_sha256"] and not v["deleted"]))' "$OUT/items.json")
+K_GONE=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); live=[v["image_sha256"] for v in d.values() if v["image_sha256"] and not v["deleted"]]; print([k for k, v in sorted(d.items()) if v["image_sha256"] and not v["deleted"] and live.count(v["image_sha256"]) == 1 and v["image_sha256"] != d[sys.argv[2]]["image_sha256"]][0])' "$OUT/items.json" "$K_HEAL")
+EXPECTED=$(sha256sum "$OUT/images/$K_HEAL" | cut -d' ' -f1)
+rm "$OUT/images/$K_HEAL"
+mv "$S/images/$K_GONE" "$WORK/gone.jpg"
+R4=$(python3 "$CLIENT" heal --host 127.0.0.1 --port "$PORT" --cert "$WORK/client.pem" \
+  --key "$WORK/client.key" --server-id "$SERVER_ID" --out "$OUT" --timeout 20 "$K_HEAL" "$K_GONE") \
+  || { fail "heal failed"; cat "$WORK/serve.log"; exit 1; }
+echo "      heal: $R4"
+[[ $(field "$R4" healed) == "['$K_HEAL']" && $(sha256sum "$OUT/images/$K_HEAL" | cut -d' ' -f1) == "$EXPECTED" ]] \
+  && ok "heal (version 3) fetched the lost image by digest, verified" || fail "heal did not restore $K_HEAL: $R4"
+[[ $(field "$R4" missing) == "['$K_GONE']" ]] && ok "heal: an image the server lost is answered missing" \
+  || fail "heal: expected $K_GONE missing: $R4"
+mv "$WORK/gone.jpg" "$S/images/$K_GONE"
+
 if grep -qE 'session failed|session refused' "$WORK/serve.log"; then
   fail "server logged a failed session:"; grep -E 'session failed|session refused' "$WORK/serve.log"
 fi

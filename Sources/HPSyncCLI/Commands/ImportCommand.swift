@@ -18,5 +18,14 @@ struct ImportCommand: ParsableCommand {
             from: URL(fileURLWithPath: file),
             imagesDirectory: images.map { URL(fileURLWithPath: $0, isDirectory: true) })
         Output.write(Output.summary(changes, milliseconds: Output.milliseconds(since: start)) + "\n")
+        let missing = changes.imagesMissing.count
+        if missing > 0 {
+            // Every record is in; only bytes are missing, and they can come back (exit 3, a warning).
+            throw CommandFailure(
+                status: .completedWithWarnings,
+                description: "\(missing) image\(missing == 1 ? " is" : "s are") missing (the export has no images); "
+                    + "import again with --images DIR, or fetch them from a peer with "
+                    + "`hp-sync verify --repair --from PEER` (a pull from a version-3 peer fetches them too)")
+        }
     }
 }

@@ -27,7 +27,9 @@ struct InitCommand: ParsableCommand {
 /// `directory/identity` and returns its node ID. An identity left by an interrupted `init`
 /// (key and certificate present, no database yet) is reused, so re-running finishes the job.
 func makeNodeIdentity(in directory: URL) throws -> NodeID {
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    // Private from the start: the store holds serial numbers, values and photos of valuables.
+    try FileManager.default.createDirectory(
+        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     if let existing = try? NodeIdentity.load(from: directory) { return existing.nodeID }
     return try NodeIdentity.create(in: directory).nodeID
 }

@@ -16,6 +16,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// `status --check` (a peer's last successful sync is older than allowed).
     case verifyFoundProblems = 1
     /// A sync completed, but some records were refused (listed on stderr); they are retried next run.
+    /// An import applied every record but recorded images as missing (an export without images).
     case completedWithWarnings = 3
     /// EX_USAGE: the command line was wrong (unknown option, missing argument, bad value).
     case usage = 64
@@ -51,7 +52,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return "a check found problems: `verify` (listed on stdout) or `status --check` (a stale peer)"
         case .completedWithWarnings:
             return
-                "sync completed with warnings: some records were refused or withheld (listed on stderr), the rest applied"
+                "completed with warnings: a sync whose peer refused or withheld some records (listed on stderr), the "
+                + "rest applied; an import without images (they are recorded as missing)"
         case .usage: return "usage error: unknown option, bad value, unknown peer name or address"
         case .dataError: return "bad input data: malformed or unknown key, non-image file, bad import file"
         case .noInput: return "missing input: no store here, missing file or folder"
@@ -167,8 +169,8 @@ extension ExitStatus {
 struct VerifyFoundProblems: Error, CustomStringConvertible {
     var count: Int
     var description: String {
-        "verify found \(count) problem\(count == 1 ? "" : "s") (listed above); run `hp-sync verify --repair`, "
-            + "then re-set or re-pull the images it still lists"
+        "verify found \(count) problem\(count == 1 ? "" : "s") (listed above); run `hp-sync verify --repair` "
+            + "(with `--from PEER` to fetch missing or damaged images again), then re-set the images it still lists"
     }
 }
 

@@ -46,7 +46,7 @@ public final class NodeIdentity: Sendable {
         let certificate = try Certificate.selfSigned(key: key, commonName: "hp-sync")
         try IdentityFiles.writeExclusive(try key.pem(), to: keyURL, mode: 0o600)
         do {
-            try IdentityFiles.writeExclusive(try certificate.pem(), to: certURL, mode: 0o644)
+            try IdentityFiles.writeExclusive(try certificate.pem(), to: certURL, mode: 0o600)
         } catch {
             // A key without a certificate would block the next `create`; it was never used.
             IdentityFiles.remove(keyURL)
@@ -76,6 +76,15 @@ public final class NodeIdentity: Sendable {
             throw .invalidIdentity(path: directory.path, reason: "cert.pem was not made for key.pem")
         }
         return NodeIdentity(privateKey: key, certificate: certificate, directory: directory)
+    }
+
+    /// The node ID of the certificate in `storeDirectory/identity/`, or nil when there is no
+    /// certificate. Reads cert.pem only (no key), so any process that can read the store can ask.
+    public static func certificateNodeID(in storeDirectory: URL) throws(TLSError) -> NodeID? {
+        let certURL = certificateURL(storeDirectory.appendingPathComponent("identity", isDirectory: true))
+        guard IdentityFiles.exists(certURL) else { return nil }
+        let certificate = try Certificate.parsePEM(try IdentityFiles.read(certURL), path: certURL.path)
+        return NodeID(certificateDER: certificate.der)
     }
 
     static func keyURL(_ directory: URL) -> URL {

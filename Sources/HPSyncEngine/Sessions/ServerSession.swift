@@ -8,7 +8,7 @@ import Logging
 /// then acts as source (the client pulls) or sink (the client pushes). Never throws: every
 /// failure is reported to the client as an Error message and logged.
 public final class ServerSession {
-    private let store: Store
+    let store: Store
     private let logger: Logger
     private let shouldStop: @Sendable () -> Bool
     private let software: String
@@ -50,17 +50,18 @@ public final class ServerSession {
             log[metadataKey: "peer"] = "\(peer.name)"
             var current = SyncReport(direction: direction, peer: peer.name)
             defer { report = current }
+            var synced = true
             switch direction {
-            case .pull: try servePull(channel, version: version, report: &current, logger: log)
+            case .pull: synced = try servePull(channel, version: version, report: &current, logger: log)
             case .push:
                 let source = (store: hello.storeID, node: certificateNodeID)
                 current.dryRun = hello.dryRun
                 try servePush(channel, source: source, version: version, report: &current, logger: log)
             }
             // What `status` shows and what bounds `gc`: when each peer last synced with us (a
-            // preview is not a sync).
+            // preview is not a sync, nor is a session that only fetched images by digest).
             do {
-                if !current.dryRun { try store.recordServed(peer: peer.name, direction: direction) }
+                if !current.dryRun && synced { try store.recordServed(peer: peer.name, direction: direction) }
             } catch {
                 log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
@@ -139,10 +140,18 @@ public final class ServerSession {
             metadata: ["name": "\(peer.name)", "allow": "\(peer.permission.rawValue)", "node": "\(joiner)"])
     }
 
+    /// Serves a pull; false when the client only asked for images by digest (EndSession).
     private func servePull(_ channel: any MessageChannel, version: UInt32, report: inout SyncReport, logger: Logger)
-        throws
+        throws -> Bool
     {
-        let request = try channel.receiveMessage(expecting: "PullRequest")
+        let first = try channel.receiveMessage(expecting: "PullRequest")
+        guard
+            let request = try serveImagesByDigest(
+                first, channel: channel, version: version, report: &report, logger: logger)
+        else {
+            try channel.send(.done(Self.sourceCounts(report)))
+            return false
+        }
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
@@ -173,12 +182,18 @@ public final class ServerSession {
                 "client refused a record", metadata: ["key": "\(refusal.key)", "reason": "\(refusal.reason)"])
         }
         report.peerCounts = sinkCounts
+        try channel.send(.done(Self.sourceCounts(report)))
+        return true
+    }
+
+    /// A source's Done: what it sent.
+    private static func sourceCounts(_ report: SyncReport) -> ChangeCounts {
         var done = ChangeCounts()
         done.entries = report.manifestEntries
         done.records = report.recordsTransferred
         done.images = report.imagesTransferred
         done.imageBytes = report.imageBytes
-        try channel.send(.done(done))
+        return done
     }
 
     private func servePush(

@@ -13,11 +13,11 @@ final class SourceSession {
     private let shouldStop: @Sendable () -> Bool
     private let version: UInt32
     private var machine: SourceStateMachine
-    private var chunkBuffer: [UInt8] = []
     /// Tests only: replaces the tombstone count the first page announces (a faulty source).
     var announcing: (@Sendable (Int64) -> Int64)?
     /// Entries per page (tests use small pages to make many).
     var pageSize = ProtocolLimits.manifestPageSize
+    private let images: ImageSender
 
     init(
         channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
@@ -29,6 +29,7 @@ final class SourceSession {
         self.store = store
         self.logger = logger
         self.shouldStop = shouldStop
+        self.images = ImageSender(channel: channel, store: store, logger: logger)
     }
 
     /// What one PageDone of the sink says.
@@ -127,35 +128,17 @@ final class SourceSession {
         return keys.compactMap { found[$0] }
     }
 
-    /// Sends an ImageHeader and the image's bytes in chunks, straight from the file.
+    /// Sends an ImageHeader and the image's bytes (or `missing` when this store cannot supply
+    /// them intact).
     private func send(_ wanted: ImageWanted, report: inout SyncReport) throws {
-        guard let file = try store.openImage(withDigest: wanted.digest) else {
+        guard try images.send(wanted, report: &report) else {
             // The sink withholds the record; a later session offers it again once the file is back.
             report.withheld.append(
                 SyncReport.Refusal(
                     key: wanted.key.rawValue,
-                    reason: "its image file (SHA-256 \(wanted.digest)) is missing here; restore it with "
-                        + "`hp-sync verify --repair` or `hp-sync image set \(wanted.key) FILE`, then sync again"))
-            try channel.send(
-                .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
+                    reason: "its image file (SHA-256 \(wanted.digest)) is missing or damaged here; restore it with "
+                        + "`hp-sync verify --repair --from PEER` or `hp-sync image set \(wanted.key) FILE`, then sync again"))
             return
         }
-        defer { file.close() }
-        try channel.send(.imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: file.size)))
-        if chunkBuffer.isEmpty { chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.chunkSize) }
-        var remaining = file.size
-        while remaining > 0 {
-            let want = Int(Swift.min(Int64(chunkBuffer.count), remaining))
-            let got = try chunkBuffer.withUnsafeMutableBytes { buffer in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
-            }
-            guard got > 0 else { throw file.shortFileError() }
-            try chunkBuffer.withUnsafeBytes {
-                try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[0..<got]))
-            }
-            remaining -= Int64(got)
-        }
-        report.imagesTransferred += 1
-        report.imageBytes += file.size
     }
 }

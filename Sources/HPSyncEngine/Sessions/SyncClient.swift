@@ -49,6 +49,14 @@ public final class SyncClient {
         report.dryRun = options.dryRun
         let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
         report.clockSkew = compareClocks(server, peerName: peerName)
+        // Images this store lost or found damaged come first, by digest, from a version-3 server
+        // (Protocol.md §5.7): a pull heals what the manifest would never resend.
+        if !options.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
+            let wanted = try store.imagesToHeal()
+            if !wanted.isEmpty {
+                try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)
+            }
+        }
         let since = try store.checkpoint(peerStore: server.storeID, direction: .pull)
         try channel.send(.pullRequest(checkpointStore: server.storeID, sinceSeq: since))
         var sinkOptions = SinkSession.Options()
@@ -63,6 +71,24 @@ public final class SyncClient {
         sinkOptions.clockSkew = report.clockSkew
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try telling(channel) { try sink.run(into: &report) }
+        report.peerCounts = try receiveDone(channel)
+        finish(&report, channel: channel, started: started)
+        return report
+    }
+
+    /// Fetches `wanted` (images this store names but does not hold intact) from the server by
+    /// digest and ends the session without pulling (`verify --repair --from`). Needs a
+    /// version-3 server: it offers only version 3, so an older one refuses the Hello.
+    public func repairImages(
+        _ wanted: [ImageToHeal], over channel: any MessageChannel, serverNodeID: NodeID, peerName: String
+    ) throws -> SyncReport {
+        let started = ContinuousClock.now
+        var report = SyncReport(direction: .pull, peer: peerName)
+        _ = try handshake(
+            channel, intent: .pull, serverNodeID: serverNodeID, options: Options(),
+            minVersion: ProtocolLimits.imagesByDigestVersion)
+        try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)
+        try channel.send(.endSession)
         report.peerCounts = try receiveDone(channel)
         finish(&report, channel: channel, started: started)
         return report
@@ -161,14 +187,15 @@ public final class SyncClient {
         }
     }
 
-    private func handshake(_ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options)
-        throws -> HelloMessage
-    {
+    private func handshake(
+        _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options,
+        minVersion: UInt32 = ProtocolLimits.minVersion
+    ) throws -> HelloMessage {
         // A push preview needs the server's cooperation (Hello.dry_run, version 2): a version-1
         // server would apply it, so the client does not offer version 1 for one.
         let previewPush = intent == .push && options.dryRun
         let hello = HelloMessage(
-            minVersion: max(ProtocolLimits.minVersion, intent.minimumVersion, previewPush ? 2 : 1),
+            minVersion: max(minVersion, intent.minimumVersion, previewPush ? 2 : 1),
             maxVersion: options.maxVersion, nodeID: store.nodeID, storeID: store.storeID, intent: intent,
             software: options.software,
             dryRun: previewPush, clockMilliseconds: store.nowMilliseconds())

@@ -320,6 +320,24 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     set {body = .joinAccepted(newValue)}
   }
 
+  /// version 3
+  public var fetchImagesByDigest: Hpsync_V1_FetchImagesByDigest {
+    get {
+      if case .fetchImagesByDigest(let v)? = body {return v}
+      return Hpsync_V1_FetchImagesByDigest()
+    }
+    set {body = .fetchImagesByDigest(newValue)}
+  }
+
+  /// version 3
+  public var endSession: Hpsync_V1_EndSession {
+    get {
+      if case .endSession(let v)? = body {return v}
+      return Hpsync_V1_EndSession()
+    }
+    set {body = .endSession(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -337,6 +355,10 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     case joinRequest(Hpsync_V1_JoinRequest)
     /// version 2
     case joinAccepted(Hpsync_V1_JoinAccepted)
+    /// version 3
+    case fetchImagesByDigest(Hpsync_V1_FetchImagesByDigest)
+    /// version 3
+    case endSession(Hpsync_V1_EndSession)
 
   }
 
@@ -549,6 +571,34 @@ public nonisolated struct Hpsync_V1_FetchImages: Sendable {
   public init() {}
 }
 
+/// Version 3, client to server in a pull, after the Hello and before PullRequest or EndSession:
+/// images the client's records name but it cannot read intact, asked for outside the manifest
+/// (Protocol.md section 5.7). Answered like FetchImages: one ImageHeader (and its chunks) each.
+public nonisolated struct Hpsync_V1_FetchImagesByDigest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 256; `key` is any key whose record names the digest
+  public var images: [Hpsync_V1_ImageWanted] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Version 3, client to server in a pull, in place of PullRequest: the client wants no changes
+/// (it only healed images); the server answers Done.
+public nonisolated struct Hpsync_V1_EndSession: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Precedes the IMAGE_CHUNK frames of one image, in the order FetchImages asked for them.
 public nonisolated struct Hpsync_V1_ImageHeader: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -743,7 +793,7 @@ nonisolated extension Hpsync_V1_Permission: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0\u{3}join_request\0\u{3}join_accepted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0\u{3}join_request\0\u{3}join_accepted\0\u{3}fetch_images_by_digest\0\u{3}end_session\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -907,6 +957,32 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
           self.body = .joinAccepted(v)
         }
       }()
+      case 13: try {
+        var v: Hpsync_V1_FetchImagesByDigest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .fetchImagesByDigest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .fetchImagesByDigest(v)
+        }
+      }()
+      case 14: try {
+        var v: Hpsync_V1_EndSession?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .endSession(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .endSession(v)
+        }
+      }()
       default: break
       }
     }
@@ -965,6 +1041,14 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
     case .joinAccepted?: try {
       guard case .joinAccepted(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .fetchImagesByDigest?: try {
+      guard case .fetchImagesByDigest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .endSession?: try {
+      guard case .endSession(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
     }()
     case nil: break
     }
@@ -1387,6 +1471,55 @@ nonisolated extension Hpsync_V1_FetchImages: SwiftProtobuf.Message, SwiftProtobu
 
   public static func ==(lhs: Hpsync_V1_FetchImages, rhs: Hpsync_V1_FetchImages) -> Bool {
     if lhs.images != rhs.images {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_FetchImagesByDigest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FetchImagesByDigest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}images\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.images) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.images.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.images, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_FetchImagesByDigest, rhs: Hpsync_V1_FetchImagesByDigest) -> Bool {
+    if lhs.images != rhs.images {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_EndSession: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EndSession"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_EndSession, rhs: Hpsync_V1_EndSession) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -42,14 +42,10 @@ extension Message {
         case .records(let records):
             try Self.limit(records.records.count, ProtocolLimits.maxRecordsPerBatch, "Records", "records")
             self = .records(try records.records.map { record throws(ProtocolError) in try Self.validate(record) })
-        case .fetchImages(let fetch):
-            try Self.limit(fetch.images.count, ProtocolLimits.maxImagesPerRequest, "FetchImages", "images")
-            self = .fetchImages(
-                try fetch.images.map { wanted throws(ProtocolError) in
-                    ImageWanted(
-                        key: try Self.key(wanted.key, "FetchImages", "key"),
-                        digest: try Self.digest(wanted.sha256, "FetchImages", "sha256"))
-                })
+        case .fetchImages(let fetch): self = .fetchImages(try Self.validate(fetch.images, "FetchImages"))
+        case .fetchImagesByDigest(let fetch):
+            self = .fetchImagesByDigest(try Self.validate(fetch.images, "FetchImagesByDigest"))
+        case .endSession: self = .endSession
         case .imageHeader(let header):
             let size = try Self.seq(header.size, "ImageHeader", "size")
             if header.missing && size != 0 {
@@ -105,6 +101,16 @@ extension Message {
                     problem: "must be 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
             }
             self = .joinAccepted(allow: allow, name: accepted.name)
+        }
+    }
+
+    /// The images of a FetchImages or FetchImagesByDigest: within the limit, keys and digests valid.
+    private static func validate(_ images: [Hpsync_V1_ImageWanted], _ message: String) throws(ProtocolError)
+        -> [ImageWanted]
+    {
+        try limit(images.count, ProtocolLimits.maxImagesPerRequest, message, "images")
+        return try images.map { wanted throws(ProtocolError) in
+            ImageWanted(key: try key(wanted.key, message, "key"), digest: try digest(wanted.sha256, message, "sha256"))
         }
     }
 

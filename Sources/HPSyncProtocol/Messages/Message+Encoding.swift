@@ -67,13 +67,14 @@ extension Message {
             return .records(wire)
         case .fetchImages(let images):
             var wire = Hpsync_V1_FetchImages()
-            wire.images = images.map { wanted in
-                var wireWanted = Hpsync_V1_ImageWanted()
-                wireWanted.key = wanted.key.rawValue
-                wireWanted.sha256 = Data(wanted.digest.bytes)
-                return wireWanted
-            }
+            wire.images = images.map(Self.wanted)
             return .fetchImages(wire)
+        case .fetchImagesByDigest(let images):
+            var wire = Hpsync_V1_FetchImagesByDigest()
+            wire.images = images.map(Self.wanted)
+            return .fetchImagesByDigest(wire)
+        case .endSession:
+            return .endSession(Hpsync_V1_EndSession())
         case .imageHeader(let header):
             var wire = Hpsync_V1_ImageHeader()
             wire.key = header.key.rawValue
@@ -109,6 +110,13 @@ extension Message {
             wire.name = name
             return .joinAccepted(wire)
         }
+    }
+
+    private static func wanted(_ wanted: ImageWanted) -> Hpsync_V1_ImageWanted {
+        var wire = Hpsync_V1_ImageWanted()
+        wire.key = wanted.key.rawValue
+        wire.sha256 = Data(wanted.digest.bytes)
+        return wire
     }
 
     private static func record(_ item: Item) -> Hpsync_V1_Record {

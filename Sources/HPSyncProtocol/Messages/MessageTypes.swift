@@ -229,6 +229,10 @@ public enum Message: Equatable, Sendable {
     /// Version 2, the server's last message of a successful join: what the joiner may do and
     /// the (valid peer) name the server lists it under.
     case joinAccepted(allow: PeerPermission, name: String)
+    /// Version 3, a pulling client before its PullRequest: images by digest, outside the manifest.
+    case fetchImagesByDigest([ImageWanted])
+    /// Version 3, a pulling client in place of its PullRequest: no changes wanted; Done follows.
+    case endSession
 
     /// The message's name as Protocol.md spells it, for errors and logs.
     public var name: String {
@@ -245,6 +249,8 @@ public enum Message: Equatable, Sendable {
         case .done: return "Done"
         case .joinRequest: return "JoinRequest"
         case .joinAccepted: return "JoinAccepted"
+        case .fetchImagesByDigest: return "FetchImagesByDigest"
+        case .endSession: return "EndSession"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HPSyncCrypto
 
 /// A committed image file opened for sending: its size, and its bytes read in chunks through
@@ -27,6 +28,28 @@ public final class ImageReader {
         try FileIO.readChunk(descriptor, into: buffer, path: path)
     }
 
+    /// Reads from the start again (after a check of the bytes, before sending them).
+    public func rewind() throws {
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw StoreError.io(path: path, reason: FileIO.errorText()) }
+    }
+
+    /// Reads the whole file and rewinds: whether its bytes are `expected`.
+    func holds(_ expected: ImageRef) throws -> Bool {
+        guard size == expected.size else { return false }
+        var hasher = SHA256()
+        var total: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = try read(into: buffer)
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            total += Int64(count)
+        }
+        try rewind()
+        return ImageRef(digest: hasher.finalize(), size: total) == expected
+    }
+
     /// The file ended before `size` bytes: it was replaced while being read.
     public func shortFileError() -> StoreError {
         .io(path: path, reason: "the image ended early (it changed while being sent); sync again")
@@ -41,6 +64,39 @@ public final class ImageReader {
 }
 
 extension Store {
+    /// Opens a committed image file whose bytes are exactly `digest` (read and hashed first; any
+    /// of the files with that digest will do). Files that exist but hold other bytes come back in
+    /// `damaged` (with those whose file is gone), remembered for healing; the caller logs them. A source never sends bytes it
+    /// knows to be wrong: the sink would end the session over them.
+    public func openIntactImage(withDigest digest: SHA256Digest) throws -> (
+        reader: ImageReader?, damaged: [ItemKey]
+    ) {
+        let candidates = try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT key, imageSize FROM item WHERE imageDigest = ? AND deleted = 0
+                      AND key NOT IN (SELECT key FROM pendingImage) LIMIT 8
+                    """, arguments: [Data(digest.bytes)])
+        }
+        var damaged: [ItemKey] = []
+        defer { if !damaged.isEmpty { try? rememberImagesToHeal(damaged) } }
+        for row in candidates {
+            guard let key = try? ItemKey(row["key"] as String) else { continue }
+            let reader: ImageReader
+            do {
+                reader = try ImageReader(path: images.finalPath(key))
+            } catch StoreError.missingImageFile {
+                damaged.append(key)
+                continue
+            }
+            if try reader.holds(ImageRef(digest: digest, size: row["imageSize"])) { return (reader, damaged) }
+            reader.close()
+            damaged.append(key)
+        }
+        return (nil, damaged)
+    }
+
     /// Opens a committed local image file with `digest` (under any key), or nil if there is none.
     public func openImage(withDigest digest: SHA256Digest) throws -> ImageReader? {
         guard let url = try imageFile(withDigest: digest) else { return nil }

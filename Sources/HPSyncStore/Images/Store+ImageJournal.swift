@@ -130,7 +130,10 @@ extension Store {
             guard temps.contains(where: { $0.age >= configuration.sweepAgeSeconds }) else { return }
         }
         try sweep(olderThan: configuration.sweepAgeSeconds)
-        if due { _ = FileManager.default.createFile(atPath: marker.path, contents: Data()) }
+        if due {
+            _ = FileManager.default.createFile(
+                atPath: marker.path, contents: Data(), attributes: [.posixPermissions: 0o600])
+        }
     }
 
     /// Deletes orphans and stale temporaries older than `age` seconds; younger ones may belong

@@ -28,7 +28,7 @@ public final class SyncLock {
     /// Takes the lock of the store in `directory`, or throws `SyncLockError.held` at once.
     public static func acquire(storeDirectory directory: URL) throws -> SyncLock {
         let url = directory.appendingPathComponent(fileName)
-        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw SyncLockError.cannotOpen(path: url.path, reason: String(cString: strerror(errno)))
         }

@@ -28,6 +28,9 @@ public struct ChangeSet: Sendable, Codable, Hashable {
     public var deleted: [ItemKey]
     public var imagesWritten: Int
     public var imageBytes: Int64
+    /// Items whose image was recorded as missing (an import without its images; see
+    /// `Store.imagesToHeal`).
+    public var imagesMissing: [ItemKey] = []
 
     public init(
         inserted: [ItemKey] = [], updated: [ItemKey] = [], deleted: [ItemKey] = [], imagesWritten: Int = 0,
@@ -48,6 +51,7 @@ public struct ChangeSet: Sendable, Codable, Hashable {
         deleted += other.deleted
         imagesWritten += other.imagesWritten
         imageBytes += other.imageBytes
+        imagesMissing += other.imagesMissing
     }
 }
 
@@ -57,6 +61,9 @@ public struct IncomingRecord: Sendable {
     /// The staged bytes of `item.image`; nil when the item has no image, or when this store's
     /// row for the key already names the same image.
     public var image: StagedImage?
+    /// An import without its images: the row names `item.image` but no bytes came. The store
+    /// records the image as missing (remembered for healing) instead of refusing the record.
+    public var imageMissing = false
 
     public init(item: Item, image: StagedImage? = nil) {
         self.item = item
@@ -103,14 +110,18 @@ public struct ApplyOutcome: Sendable, Hashable {
     public var refused: [RefusedRecord] = []
     public var imagesWritten: Int = 0
     public var imageBytes: Int64 = 0
+    /// Items applied with their image recorded as missing (an import without its images).
+    public var imagesMissing: [ItemKey] = []
 
     public init() {}
 
     /// The same outcome as a change set, for reporting.
     public var changeSet: ChangeSet {
-        ChangeSet(
+        var changes = ChangeSet(
             inserted: inserted, updated: updated, deleted: deleted, imagesWritten: imagesWritten,
             imageBytes: imageBytes)
+        changes.imagesMissing = imagesMissing
+        return changes
     }
 }
 

@@ -125,6 +125,16 @@ enum StoreMigrations {
                 t.primaryKey("key", .text)
             }
         }
+        // Items whose image this store names but cannot read intact (verify found it missing or
+        // damaged, an import came without it, a peer asked for it and the bytes were wrong): a
+        // pull asks its source for them by digest (protocol version 3), `verify --repair --from`
+        // asks any peer. Key only: the item's row says which digest is wanted.
+        migrator.registerMigration("v7-images-to-heal") { db in
+            try db.create(table: "imageToHeal", options: .withoutRowID) { t in
+                t.primaryKey("key", .text)
+                t.column("foundAt", .integer).notNull()
+            }
+        }
         return migrator
     }
 

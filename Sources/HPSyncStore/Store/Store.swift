@@ -52,8 +52,7 @@ public final class Store: Sendable {
         let databaseURL = directory.appendingPathComponent(databaseName)
         if fileManager.fileExists(atPath: databaseURL.path) { throw StoreError.storeExists(path: directory.path) }
         do {
-            try fileManager.createDirectory(
-                at: directory.appendingPathComponent("images", isDirectory: true), withIntermediateDirectories: true)
+            try StorePrivacy.makeDirectory(directory.appendingPathComponent("images", isDirectory: true))
         } catch {
             throw StoreError.cannotCreate(path: directory.path, reason: "\(error.localizedDescription)")
         }
@@ -70,6 +69,9 @@ public final class Store: Sendable {
                 return meta
             }
         }
+        // The folder may predate this call (`init` puts the identity there first); the database
+        // files SQLite just made take the process umask. From here on, new files inherit 0600.
+        StorePrivacy.tighten(directory, always: true)
         logger.info("created store", metadata: ["path": "\(directory.path)"])
         return try Store(
             directory: directory, database: pool, meta: meta, configuration: configuration, clock: clock,
@@ -86,6 +88,12 @@ public final class Store: Sendable {
         guard FileManager.default.fileExists(atPath: databaseURL.path) else {
             throw StoreError.noStore(path: directory.path)
         }
+        let tightened = StorePrivacy.tighten(directory)
+        if !tightened.isEmpty {
+            logger.notice(
+                "made the store private to its owner (folders 0700, files 0600)",
+                metadata: ["path": "\(directory.path)", "changed": "\(tightened.count)"])
+        }
         let pool = try openPool(databaseURL, configuration: configuration, createIfMissing: false)
         let meta = try wrap {
             let migrator = StoreMigrations.migrator
@@ -95,11 +103,11 @@ public final class Store: Sendable {
             try migrator.migrate(pool)
             return try pool.read { try MetaRecord.load($0) }
         }
-        try? FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("images", isDirectory: true), withIntermediateDirectories: true)
+        try? StorePrivacy.makeDirectory(directory.appendingPathComponent("images", isDirectory: true))
         let store = try Store(
             directory: directory, database: pool, meta: meta, configuration: configuration, clock: clock,
             logger: logger)
+        try store.followCertificate()
         try store.rollForwardPendingImages()
         try store.sweepIfDue()
         return store

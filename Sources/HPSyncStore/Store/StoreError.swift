@@ -29,7 +29,7 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case invalidRecord(ItemKey, reason: String)
     case invalidImport(String)
     case missingImportFile(path: String)
-    case missingImportImage(ItemKey, directory: String)
+    case missingImportImage(ItemKey, directory: String, directoryExists: Bool)
     case notInTrash(String)
     case unknownInvitation(String)
     case ambiguousInvitation(String)
@@ -100,9 +100,14 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "no invitation with ID \(Self.clip(id)); list them with `hp-sync invite list`"
         case .ambiguousInvitation(let id):
             return "invitation ID \(id) matches several invitations; give more of the ID shown by `hp-sync invite list`"
-        case .missingImportImage(let key, let directory):
-            return "the image of item \(key) is not in \(directory) (expected \(directory)/\(key)); "
-                + "pass --images with the directory used at export"
+        case .missingImportImage(let key, let directory, let exists):
+            guard exists else {
+                return "--images \(directory) does not exist; pass the directory `hp-sync export --images` wrote, "
+                    + "or leave --images out to import the records with their images recorded as missing"
+            }
+            return "--images \(directory) has no file \(key), the first image the import needs "
+                + "(expected \(directory)/\(key)); pass the directory `hp-sync export --images` wrote, "
+                + "or leave --images out to import the records with their images recorded as missing"
         }
     }
 

@@ -14,9 +14,10 @@ import HPSyncCrypto
 enum FileIO {
     static func errorText() -> String { String(cString: strerror(errno)) }
 
-    /// Creates `path` exclusively for writing (mode 0644) and returns its descriptor.
+    /// Creates `path` exclusively for writing (mode 0600: the store is private) and returns its
+    /// descriptor.
     static func create(_ path: String) throws -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: errorText()) }
         return fd
     }

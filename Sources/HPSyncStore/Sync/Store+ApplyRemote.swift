@@ -49,12 +49,14 @@ extension Store {
         var journaled: [(key: ItemKey, temp: String)] = []
         var superseded: [String] = []
         var unlinkKeys: [ItemKey] = []
+        var missingImages: [ItemKey] = []
         let keepReplaced = keepsReplacedVersions.get()
         try write { db in
             var changeClock = try ChangeClock(db, now: now)
             var journaledHere: [(key: ItemKey, temp: String)] = []
             var supersededHere: [String] = []
             var unlinkHere: [ItemKey] = []
+            var missingHere: [ItemKey] = []
             var result = ApplyOutcome()
             // One lookup for the batch; rows written below replace their entries.
             var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
@@ -82,6 +84,11 @@ extension Store {
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
+                    } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
+                        // The file, if any, belongs to the version replaced here: it goes after the commit.
+                        if let old = try dropJournal(db, key: key) { supersededHere.append(old) }
+                        try rememberImageToHeal(db, key: key, now: now)
+                        missingHere.append(key)
                     } else if !(localLive && local?.imageRef == ref) {
                         throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
                     }
@@ -119,11 +126,14 @@ extension Store {
             journaled = journaledHere
             superseded = supersededHere
             unlinkKeys = unlinkHere
+            missingImages = missingHere
         }
         for entry in journaled { unused.remove(entry.temp) }
         for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
         try finalizeImages(journaled)
         try unlinkImagesIfUnused(unlinkKeys)
+        for key in missingImages { FileIO.unlinkIfPresent(images.finalPath(key)) }
+        outcome.imagesMissing = missingImages
         if !records.isEmpty {
             logger.debug(
                 "applied remote batch",

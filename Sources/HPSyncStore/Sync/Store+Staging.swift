@@ -17,6 +17,12 @@ extension Store {
         let copy = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: false)
         guard copy.ref == expected else {
             FileIO.unlinkIfPresent(images.tempPath(copy.name))
+            // A local image that rotted: the next pull from a version-3 peer fetches it again.
+            if file.deletingLastPathComponent().standardizedFileURL == images.url.standardizedFileURL,
+                let key = try? ItemKey(file.lastPathComponent)
+            {
+                try? rememberImagesToHeal([key])
+            }
             throw StoreError.digestMismatch(expected: expected, actual: copy.ref)
         }
         return StagedImage(

@@ -8,8 +8,11 @@ extension Store {
 
     /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
     /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
-    /// (verified against the digest) unless a local file already has that digest. The clock
-    /// guard does not apply: importing is the user's explicit choice of those versions.
+    /// (verified against the digest) unless a local file already has that digest. Without
+    /// `imagesDirectory` (an export made without `--images`) an image no local file has is
+    /// recorded as missing: the record is applied, the key remembered for healing and listed in
+    /// `imagesMissing`. The clock guard does not apply: importing is the user's explicit choice
+    /// of those versions.
     public func importJSON(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
         let data: Data
         do {
@@ -58,7 +61,10 @@ extension Store {
                     let local = localImageByKey[item.key]
                     let wins = local.map { item.version > $0.version } ?? true
                     let sameImage = local.map { !$0.deleted && $0.image == ref } ?? false
-                    if wins && !sameImage { record.image = try stageImportImage(item, ref: ref, from: imagesDirectory) }
+                    if wins && !sameImage {
+                        record.image = try stageImportImage(item, ref: ref, from: imagesDirectory)
+                        record.imageMissing = record.image == nil
+                    }
                 }
                 records.append(record)
             }
@@ -74,15 +80,20 @@ extension Store {
         }
     }
 
-    private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?) throws -> StagedImage {
+    /// The image's bytes from a local file with its digest or from `directory`; nil (recorded as
+    /// missing) when no directory was given.
+    private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?) throws -> StagedImage? {
         if let local = try imageFile(withDigest: ref.digest),
             let staged = try? stageImage(copying: local, expected: ref)
         {
             return staged
         }
-        guard let directory else { throw StoreError.missingImportImage(item.key, directory: "(no --images given)") }
+        guard let directory else { return nil }
         let file = directory.appendingPathComponent(item.key.rawValue)
-        guard FileIO.exists(file.path) else { throw StoreError.missingImportImage(item.key, directory: directory.path) }
+        guard FileIO.exists(file.path) else {
+            throw StoreError.missingImportImage(
+                item.key, directory: directory.path, directoryExists: FileIO.exists(directory.path))
+        }
         return try stageImage(copying: file, expected: ref)
     }
 

@@ -36,7 +36,7 @@ extension Store {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
             let target = trashDirectory.appendingPathComponent(digest.hex)
             if !FileManager.default.fileExists(atPath: target.path) {
-                try? FileManager.default.createDirectory(at: trashDirectory, withIntermediateDirectories: true)
+                try? StorePrivacy.makeDirectory(trashDirectory)
                 // A missing source (an image never received) leaves a row without bytes.
                 _ = link(images.url.appendingPathComponent(local.key).path, target.path)
             }

@@ -54,6 +54,16 @@ extension Store {
                 report.orphans.append(entry.name)
             }
         }
+        // Remembered, so that the next pull asks its source for them by digest.
+        do {
+            try rememberImagesToHeal(report.missingImages + report.mismatchedImages)
+        } catch {
+            logger.warning("could not remember the images to heal", metadata: ["error": "\(error)"])
+        }
+        report.identityProblems = identityProblems()
+        report.exposedPaths = StorePrivacy.exposed(directory).map {
+            "\($0.path) (mode \(String($0.mode, radix: 8)))"
+        }
         logger.info(
             "verified store",
             metadata: [

@@ -12,6 +12,12 @@ public struct VerifyReport: Sendable, Hashable {
     public var pending: [ItemKey] = []
     /// Unaccounted files younger than the sweep age: probably another process's write in flight.
     public var inFlight: [String] = []
+    /// What is wrong with this node's identity (its node ID is not its certificate's, the key
+    /// and certificate do not match, the key is readable by others).
+    public var identityProblems: [String] = []
+    /// Store paths group or others can read (a warning: the store is not clean of secrets, but
+    /// nothing is damaged), each with its mode.
+    public var exposedPaths: [String] = []
     /// What repair did, one line each.
     public var repaired: [String] = []
     public var itemsChecked = 0
@@ -22,17 +28,29 @@ public struct VerifyReport: Sendable, Hashable {
     /// No problem remains (in-flight files and repaired problems do not count).
     public var isClean: Bool {
         integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && orphans.isEmpty
-            && pending.isEmpty
+            && pending.isEmpty && identityProblems.isEmpty
     }
 
     /// One line per remaining problem, each saying what to do.
     public var problems: [String] {
         integrityErrors.map { "database integrity: \($0); restore the store from a peer" }
-            + missingImages.map { "image file of \($0) is missing; set it again with `hp-sync image set` or pull it" }
-            + mismatchedImages.map {
-                "image file of \($0) does not match its digest; set it again with `hp-sync image set` or pull it"
-            }
+            + missingImages.map { "image file of \($0) is missing; \(Self.healing)" }
+            + mismatchedImages.map { "image file of \($0) does not match its digest; \(Self.healing)" }
             + orphans.map { "orphan file images/\($0); `hp-sync verify --repair` removes it" }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
+            + identityProblems
+    }
+
+    /// How to get an image back: from a peer by digest, or from the person's own copy.
+    public static let healing =
+        "`hp-sync verify --repair --from PEER` fetches it again (so does the next pull from a version-3 peer), "
+        + "or set it with `hp-sync image set`"
+
+    /// One line per warning: what is not damaged but should be fixed.
+    public var warnings: [String] {
+        exposedPaths.map {
+            "\($0) can be read by group or others; run any hp-sync command as the store's owner to make it private "
+                + "(or chmod 700 the store folder and 600 its files)"
+        }
     }
 }

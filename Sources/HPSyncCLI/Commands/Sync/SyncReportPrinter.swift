@@ -89,6 +89,10 @@ enum SyncReportPrinter {
             for report in reports {
                 if report.dryRun { Output.write(listing(report)) }
                 Output.write(summary(report, trash: options.keepDeletedMilliseconds > 0) + "\n")
+                if !report.healed.isEmpty {
+                    Output.write(
+                        "fetched \(report.healed.count) missing or damaged image(s) again from \(report.peer)\n")
+                }
             }
         }
         let refused = reports.reduce(0) { $0 + $1.refused.count }

@@ -1,0 +1,122 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+
+/// Healing: images the store names but does not hold intact, fetched again by digest.
+///
+/// A backup that can only detect rot is half a backup. Whoever finds an image missing or
+/// damaged (`verify`, an import without its images, a peer asking for it) remembers its key in
+/// `imageToHeal`; `imagesToHeal()` turns what is remembered into requests, and `heal` puts the
+/// fetched bytes in place through the image journal without changing any item's version.
+extension Store {
+    /// Remembers that these items' images need fetching again (idempotent).
+    public func rememberImagesToHeal(_ keys: [ItemKey]) throws {
+        guard !keys.isEmpty else { return }
+        let now = Int64(clock.nowMilliseconds())
+        try write { db in
+            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO imageToHeal (key, foundAt) VALUES (?, ?)")
+            for key in keys { try insert.execute(arguments: [key.rawValue, now]) }
+        }
+    }
+
+    /// Remembers one key inside a write transaction (an import's, that records an image as missing).
+    func rememberImageToHeal(_ db: Database, key: ItemKey, now: UInt64) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO imageToHeal (key, foundAt) VALUES (?, ?)")
+            .execute(arguments: [key.rawValue, Int64(now)])
+    }
+
+    /// How many images are remembered as missing or damaged (a cheap count; `imagesToHeal`
+    /// checks each one).
+    public func imagesToHealCount() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "SELECT count(*) FROM imageToHeal") ?? 0 }
+    }
+
+    /// The remembered images that still need bytes, one request per key: each key's row must
+    /// still name an image, and its file must still be missing or wrong (checked here, so an
+    /// image replaced or set again meanwhile drops out). Forgets those that need nothing.
+    public func imagesToHeal() throws -> [ImageToHeal] {
+        let rows = try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT h.key, i.imageDigest, i.imageSize, i.deleted FROM imageToHeal h
+                    LEFT JOIN item i ON i.key = h.key ORDER BY h.key
+                    """)
+        }
+        var wanted: [ImageToHeal] = []
+        var settled: [String] = []
+        for row in rows {
+            let keyText: String = row["key"]
+            guard let key = try? ItemKey(keyText), let digestBytes = row["imageDigest"] as Data?,
+                let digest = SHA256Digest(bytes: Array(digestBytes)), (row["deleted"] as Bool?) == false
+            else {
+                settled.append(keyText)
+                continue
+            }
+            let expected = ImageRef(digest: digest, size: row["imageSize"])
+            if (try? FileIO.measure(images.finalPath(key))) == expected {
+                settled.append(keyText)
+            } else {
+                wanted.append(ImageToHeal(key: key, ref: expected))
+            }
+        }
+        if !settled.isEmpty { try forgetImagesToHeal(settled) }
+        return wanted
+    }
+
+    /// Puts `staged` (bytes already verified against its digest) in place for every key in
+    /// `keys` whose row still names that image, through the journal; returns the keys healed.
+    /// No version changes: the item is the same, only its file was lost.
+    public func heal(_ staged: StagedImage, for keys: [ItemKey]) throws -> [ItemKey] {
+        defer { staged.discard() }
+        try staged.durability.wait()
+        var links: [ItemKey: String] = [:]
+        defer { for name in links.values { FileIO.unlinkIfPresent(images.tempPath(name)) } }
+        for key in keys { links[key] = try images.linkTemp(staged.tempName) }
+        try images.syncDirectory()  // the names before the journal rows that point at them
+        var journaled: [(key: ItemKey, temp: String)] = []
+        var superseded: [String] = []
+        try write { db in
+            for key in keys {
+                guard let row = try ItemRecord.fetch(db, key: key), !row.deleted,
+                    row.imageDigest == Data(staged.ref.digest.bytes), row.imageSize == staged.ref.size,
+                    let temp = links[key]
+                else { continue }
+                if let previous = try journal(db, key: key, tempName: temp) { superseded.append(previous) }
+                journaled.append((key, temp))
+            }
+            try db.cachedStatement(sql: "DELETE FROM imageToHeal WHERE key = ?").executeEach(
+                journaled.map { [$0.key.rawValue] })
+        }
+        for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
+        for (key, _) in journaled { links[key] = nil }
+        try finalizeImages(journaled)
+        if !journaled.isEmpty {
+            logger.notice("healed image", metadata: ["keys": "\(journaled.map(\.key.rawValue))"])
+        }
+        return journaled.map(\.key)
+    }
+
+    func forgetImagesToHeal(_ keys: [String]) throws {
+        try write { db in
+            try db.cachedStatement(sql: "DELETE FROM imageToHeal WHERE key = ?").executeEach(keys.map { [$0] })
+        }
+    }
+}
+
+extension Statement {
+    fileprivate func executeEach(_ arguments: [StatementArguments]) throws {
+        for each in arguments { try execute(arguments: each) }
+    }
+}
+
+/// An item whose image file is missing or damaged: the bytes it needs.
+public struct ImageToHeal: Sendable, Hashable {
+    public var key: ItemKey
+    public var ref: ImageRef
+
+    public init(key: ItemKey, ref: ImageRef) {
+        self.key = key
+        self.ref = ref
+    }
+}

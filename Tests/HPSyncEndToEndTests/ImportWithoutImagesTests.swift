@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// Issue 14 §3: an export without `--images` is importable; the images come back later.
+@Suite(.serialized) struct ImportWithoutImagesTests {
+    typealias Pair = SyncCommandTests.Pair
+
+    @Test func importWithoutImagesRecordsThemMissingAndAPullFillsThemIn() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let primary = pair.primary
+        let photo = try primary.file("a.jpg", HealingCommandTests.photo(9))
+        let withImage = try primary.run(["add", "--name", "Camera", "--image", photo.path]).text
+            .trimmingCharacters(in: .newlines)
+        let plain = try primary.run(["add", "--name", "Lamp"]).text.trimmingCharacters(in: .newlines)
+        let gone = try primary.run(["add", "--name", "Sold"]).text.trimmingCharacters(in: .newlines)
+        #expect(try primary.run(["rm", gone]).status == 0)
+        let export = primary.root.appendingPathComponent("inv.json")
+        #expect(try primary.run(["export", "-o", export.path]).status == 0)
+
+        let imported = try pair.backup.run(["import", export.path])
+        #expect(imported.status == 3, "\(imported.stderr)")
+        let lines = imported.stderr.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(imported.stderr.contains("1 image is missing"))
+        #expect(imported.stderr.contains("--images DIR") && imported.stderr.contains("verify --repair --from PEER"))
+        #expect(try pair.backup.run(["show", withImage]).status == 0)
+        #expect(try pair.backup.run(["show", plain]).status == 0)
+        let deleted = try pair.backup.run(["list", "--deleted", "--json"]).text
+        #expect(deleted.contains(gone))
+
+        let verify = try pair.backup.run(["verify"])
+        #expect(verify.status == 1)
+        #expect(verify.text.contains("image file of \(withImage) is missing"))
+
+        try primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(primary)
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        #expect(try pair.backup.run(["pull", "primary"]).status == 0)
+        #expect(try pair.backup.run(["verify"]).status == 0)
+        let bytes = try Data(contentsOf: pair.backup.store.appendingPathComponent("images/\(withImage)"))
+        #expect(bytes == Data(HealingCommandTests.photo(9)))
+    }
+
+    @Test func aWrongImagesDirectoryIsNamedWithTheFirstMissingFile() throws {
+        let runner = try BinaryRunner()
+        let source = try BinaryRunner()
+        defer {
+            runner.cleanUp()
+            source.cleanUp()
+        }
+        try #require(try source.run(["init"]).status == 0)
+        try #require(try runner.run(["init"]).status == 0)
+        let photo = try source.file("a.jpg", HealingCommandTests.photo(8))
+        let key = try source.run(["add", "--name", "Camera", "--image", photo.path]).text
+            .trimmingCharacters(in: .newlines)
+        let export = source.root.appendingPathComponent("inv.json")
+        #expect(try source.run(["export", "-o", export.path]).status == 0)
+        let wrong = source.root.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: wrong, withIntermediateDirectories: true)
+        let result = try runner.run(["import", export.path, "--images", wrong.path])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("--images \(wrong.path) has no file \(key)"), "\(result.stderr)")
+        let absent = try runner.run(["import", export.path, "--images", wrong.path + "-absent"])
+        #expect(absent.stderr.contains("--images \(wrong.path)-absent does not exist"), "\(absent.stderr)")
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// Protocol.md §5.7: FetchImagesByDigest and EndSession, version 3, pull only, before the
+/// PullRequest; a server never sends bytes that do not match their digest.
+@Suite struct ImagesByDigestTests {
+    /// Runs a server session for `client` on `server`'s store in the background; returns the
+    /// client's end of the pipe.
+    static func serve(_ server: TestNode, for client: TestNode) -> (FramedChannel, DispatchSemaphore) {
+        let (clientEnd, serverEnd) = PipeStream.pair()
+        let finished = DispatchSemaphore(value: 0)
+        let store = server.store
+        let clientID = client.nodeID
+        Thread.detachNewThread {
+            ServerSession(store: store, logger: quietLogger).serve(
+                FramedChannel(stream: serverEnd), certificateNodeID: clientID)
+            finished.signal()
+        }
+        return (FramedChannel(stream: clientEnd), finished)
+    }
+
+    static func hello(_ client: TestNode, max: UInt32) -> Message {
+        .hello(
+            HelloMessage(
+                minVersion: 1, maxVersion: max, nodeID: client.nodeID, storeID: client.store.storeID, intent: .pull,
+                software: "test"))
+    }
+
+    @Test func aVersion2SessionRefusesARequestByDigest() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let item = try a.add("photo", image: jpeg(1))
+        let (channel, finished) = Self.serve(a, for: b)
+        try channel.send(Self.hello(b, max: 2))
+        guard case .hello(let reply) = try channel.receiveMessage(expecting: "Hello") else {
+            Issue.record("no Hello")
+            return
+        }
+        #expect(reply.version == 2)
+        try channel.send(.fetchImagesByDigest([ImageWanted(key: item.key, digest: item.image!.digest)]))
+        guard case .error(let error) = try channel.receiveMessage(expecting: "Error") else {
+            Issue.record("a version-2 server session answered a version-3 request")
+            return
+        }
+        #expect(error.code == .protocolViolation)
+        finished.wait()
+    }
+
+    @Test func aDamagedImageIsAnsweredMissingAndRememberedThenEndSessionGetsDone() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let good = try a.add("good", image: jpeg(2))
+        let bad = try a.add("bad", image: jpeg(3))
+        var rotten = try #require(a.imageBytes(bad.key))
+        rotten[10] ^= 0xFF
+        try Data(rotten).write(to: a.store.imageFileURL(for: bad.key))
+        let (channel, finished) = Self.serve(a, for: b)
+        try channel.send(Self.hello(b, max: ProtocolLimits.maxVersion))
+        guard case .hello(let reply) = try channel.receiveMessage(expecting: "Hello") else {
+            Issue.record("no Hello")
+            return
+        }
+        #expect(reply.version == 3)
+        let wanted = [good, bad].map { ImageWanted(key: $0.key, digest: $0.image!.digest) }
+        try channel.send(.fetchImagesByDigest(wanted))
+        guard case .imageHeader(let first) = try channel.receiveMessage(expecting: "ImageHeader") else {
+            Issue.record("no ImageHeader")
+            return
+        }
+        #expect(first.key == good.key && !first.missing && first.size == good.image!.size)
+        var received: [UInt8] = []
+        while received.count < first.size {
+            guard case .imageChunk(let bytes) = try channel.receive(expecting: "IMAGE_CHUNK") else { break }
+            received += bytes
+        }
+        #expect(received == a.imageBytes(good.key))
+        guard case .imageHeader(let second) = try channel.receiveMessage(expecting: "ImageHeader") else {
+            Issue.record("no second ImageHeader")
+            return
+        }
+        #expect(second.key == bad.key && second.missing && second.size == 0)
+        try channel.send(.endSession)
+        guard case .done(let counts) = try channel.receiveMessage(expecting: "Done") else {
+            Issue.record("no Done after EndSession")
+            return
+        }
+        #expect(counts.images == 1)
+        finished.wait()
+        #expect(try a.store.imagesToHeal().map(\.key) == [bad.key])
+    }
+
+    /// A pull that meets a rotten local copy of an image it needs fails, but remembers it, so the
+    /// next pull fetches it by digest first and then goes through.
+    @Test func aRottenLocalCopyFailsOnePullAndHealsOnTheNext() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let photo = jpeg(7)
+        let first = try a.add("first", image: photo)
+        try Sync.pull(b, from: a)
+        var rotten = try #require(b.imageBytes(first.key))
+        rotten[20] ^= 0xFF
+        try Data(rotten).write(to: b.store.imageFileURL(for: first.key))
+        let second = try a.add("same photo", image: photo)
+        #expect(throws: (any Error).self) { try Sync.pull(b, from: a) }
+        let report = try Sync.pull(b, from: a)
+        #expect(report.healed.kept == [first.key.rawValue])
+        #expect(b.imageBytes(first.key) == photo && b.imageBytes(second.key) == photo)
+        #expect(try b.store.verify(repair: false).isClean)
+    }
+}
