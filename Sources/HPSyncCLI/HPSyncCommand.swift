@@ -14,7 +14,7 @@ public struct HPSyncCommand: ParsableCommand {
             ExportHomepwnerCommand.self, VerifyCommand.self, TrashCommand.self, GCCommand.self,
             StatusCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self, ServeCommand.self,
             PullCommand.self,
-            PushCommand.self, SyncCommand.self, ExitCodesCommand.self, DebugCommand.self,
+            PushCommand.self, SyncCommand.self, WebCommand.self, ExitCodesCommand.self, DebugCommand.self,
         ]
     )
 
