@@ -21,7 +21,7 @@ struct Form: Sendable {
     /// Every value of `name`, in order.
     func all(_ name: String) -> [String] { fields[name] ?? [] }
 
-    /// Parses `body` according to `contentType`; nil when the type is neither form encoding.
+    /// Parses `body` according to `contentType`; another type is a 415.
     static func parse(contentType: String?, body: ByteBuffer) throws(WebError) -> Form {
         let type = (contentType ?? "").lowercased()
         if type.hasPrefix("application/x-www-form-urlencoded") {
