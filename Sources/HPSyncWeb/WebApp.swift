@@ -123,7 +123,7 @@ public struct WebApp: Sendable {
         return url
     }
 
-    /// Name, serial and value from a form; `requireAll` for a new item.
+    /// Name (required), serial (empty means none) and value (whole dollars) from a form.
     static func fields(_ form: Form) throws -> (name: String, serial: String?, value: Int64) {
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw WebError.badRequest("Give the item a name.") }

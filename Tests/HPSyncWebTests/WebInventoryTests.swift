@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncCrypto
 import HPSyncStore
 import HTTPTypes
 import Hummingbird
@@ -51,6 +52,25 @@ import Testing
             #expect(search.text.contains("<strong>2</strong> of 61 items match"))
             let report = try await client.execute(uri: "/report", method: .get, headers: fixture.cookie)
             #expect(report.text.contains("Total: 61 items"))
+        }
+    }
+
+    @Test func theSyncPageShowsPeersTheirLastErrorAndTheTrash() async throws {
+        let fixture = try WebFixture()
+        try fixture.store.addPeer(
+            Peer(name: "backup", nodeID: NodeID(certificateDER: Array("peer".utf8)), address: "nas.local:7717"))
+        try fixture.store.recordSyncSuccess(peer: "backup", direction: .push)
+        try fixture.store.recordSyncFailure(peer: "backup", direction: .pull, message: "connection refused <b>")
+        let gone = try fixture.store.add(ItemDraft(name: "Lost lamp", valueInDollars: 7))
+        _ = try fixture.store.delete([gone.key], keepInTrash: true)
+        try await fixture.test { client in
+            let page = try await client.execute(uri: "/sync", method: .get, headers: fixture.cookie)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("<td>backup</td><td>nas.local:7717</td><td>read</td>"))
+            #expect(page.text.contains("pull: connection refused &lt;b&gt;"))
+            #expect(page.text.contains("<td>never</td>"))
+            #expect(page.text.contains("Lost lamp"))
+            #expect(page.text.contains("value=\"\(gone.key.rawValue)\""))
         }
     }
 
