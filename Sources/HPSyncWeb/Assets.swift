@@ -58,6 +58,7 @@ enum Assets {
           body { background: #fff; } main { max-width: none; padding: 0; }
           .report tr { break-inside: avoid; }
           .report thead { display: table-header-group; }
+          .report tfoot { display: table-row-group; }
           a { color: inherit; text-decoration: none; }
         }
         """

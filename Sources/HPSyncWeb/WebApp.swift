@@ -39,7 +39,7 @@ public struct WebApp: Sendable {
     }
 
     public func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
         // Middleware first: Hummingbird wraps each route with the middleware added before it.
         router.add(middleware: ErrorPages())
         router.add(middleware: AccessGuard(secrets: secrets))

@@ -9,6 +9,7 @@ temporary folder (printed), or to --screenshots DIR.
 Usage: web_browser_test.py PATH-TO-hp-sync [--screenshots DIR]
 Needs: chromium, chromium-driver (Debian) and the selenium package (Scripts/test installs them).
 """
+import base64
 import json
 import os
 import subprocess
@@ -21,6 +22,8 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -83,14 +86,14 @@ def main() -> int:
         step("opened the URL with the token; the cookie keeps it")
 
         # Add an item with a photo through the form.
-        driver.find_element(By.LINK_TEXT, "Add item").click()
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Add item"))
         driver.find_element(By.NAME, "name").send_keys("Road bike")
         driver.find_element(By.NAME, "serial").send_keys("RB-2024")
         value = driver.find_element(By.NAME, "value")
         value.clear()
         value.send_keys("1200")
         driver.find_element(By.NAME, "photo").send_keys(jpeg("bike.jpg", 1))
-        driver.find_element(By.CSS_SELECTOR, "#add button[type=submit]").click()
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "#add button[type=submit]"))
         expect(driver.find_element(By.TAG_NAME, "h1").text == "Road bike", "no detail page after adding")
         listed = items()
         expect(len(listed) == 1 and listed[0]["name"] == "Road bike" and listed[0]["valueInDollars"] == 1200
@@ -101,7 +104,7 @@ def main() -> int:
 
         for name, value, seed in (("Guitar", "800", 2), ("Old radio", "35", 3)):
             hps("add", "--name", name, "--value", value, "--image", jpeg(name + ".jpg", seed))
-        driver.find_element(By.LINK_TEXT, "Inventory").click()
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Inventory"))
         names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".card .name")]
         expect(sorted(names) == ["Guitar", "Old radio", "Road bike"], f"cards {names}")
         expect("$2,035" in driver.find_element(By.ID, "totals").text, "total value not shown")
@@ -109,11 +112,11 @@ def main() -> int:
         step("the inventory shows the card (and two added by the CLI), count and total")
 
         # Open it and edit its value.
-        driver.find_element(By.CSS_SELECTOR, f".card[data-key='{bike}'] a").click()
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, f".card[data-key='{bike}'] a"))
         value = driver.find_element(By.CSS_SELECTOR, "#edit input[name=value]")
         value.clear()
         value.send_keys("1350")
-        driver.find_element(By.CSS_SELECTOR, "#edit button[type=submit]").click()
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "#edit button[type=submit]"))
         expect("Saved" in driver.find_element(By.CSS_SELECTOR, ".notice").text, "no 'Saved' notice")
         driver.save_screenshot(os.path.join(shots, "web-detail.png"))
         edited = {i["key"]: i for i in items()}
@@ -121,7 +124,7 @@ def main() -> int:
         step("opened the item and edited its value; list --json agrees")
 
         # Select two cards (tap to select, as in ColorCollection) and remove them.
-        driver.find_element(By.LINK_TEXT, "Inventory").click()
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Inventory"))
         driver.find_element(By.ID, "select-mode").click()
         chosen = [i["key"] for i in items() if i["name"] in ("Road bike", "Guitar")]
         for key in chosen:
@@ -131,7 +134,7 @@ def main() -> int:
         expect(driver.find_element(By.ID, "remove-selected").text == "Remove selected (2)", "selection count")
         driver.save_screenshot(os.path.join(shots, "web-selection.png"))
         expect(len(items()) == 3, "selecting changed the store")
-        driver.find_element(By.ID, "remove-selected").click()
+        navigate(driver, driver.find_element(By.ID, "remove-selected"))
         report = driver.find_element(By.ID, "changeset").text
         expect("deleted 2" in report, f"change set: {report}")
         remaining = items()
@@ -141,7 +144,11 @@ def main() -> int:
         driver.get(base + "/report")
         driver.save_screenshot(os.path.join(shots, "web-report.png"))
         expect("Total: 1 item" in driver.page_source, "report totals")
-        step("report rendered")
+        pdf = base64.b64decode(driver.print_page())
+        with open(os.path.join(shots, "web-report.pdf"), "wb") as f:
+            f.write(pdf)
+        expect(pdf.startswith(b"%PDF"), "the report did not print to PDF")
+        step(f"report rendered and printed to PDF ({len(pdf)} bytes)")
         print(f"screenshots: {shots}")
         print("PASS")
         return 0
@@ -153,6 +160,13 @@ def main() -> int:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def navigate(driver, element) -> None:
+    """Clicks `element` and waits until the browser has left the page it was on."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
 
 
 def read_url(server: subprocess.Popen) -> str:
