@@ -129,6 +129,8 @@ let package = Package(
             name: "HPSyncWebTests",
             dependencies: [
                 "HPSyncWeb", "HPSyncStore",
+                // One test holds the store's write lock as another process would.
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

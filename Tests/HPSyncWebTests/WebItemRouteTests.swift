@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HPSyncCrypto
 import HPSyncStore
 import HTTPTypes
@@ -134,6 +135,28 @@ import Testing
             #expect(restored.status == .seeOther)
         }
         #expect(Set(try fixture.store.items().map(\.name)) == ["Keep", "Old TV", "Old radio"])
+    }
+
+    /// Another process (a pull, a CLI command) holds the write lock past the busy timeout: the
+    /// browser gets a 503 page that says so, and nothing changes.
+    @Test func aBusyStoreIsA503PageNotAHang() async throws {
+        let fixture = try WebFixture(busyTimeoutSeconds: 0.2)
+        let item = try fixture.store.add(ItemDraft(name: "Desk", valueInDollars: 50))
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(
+            path: fixture.store.directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        try other.inDatabase { try $0.execute(sql: "BEGIN IMMEDIATE") }
+        try await fixture.test { client in
+            let (headers, body) = fixture.form([("name", "Desk"), ("value", "99")])
+            let busy = try await client.execute(uri: "/items/\(item.key)", method: .post, headers: headers, body: body)
+            #expect(busy.status == .serviceUnavailable)
+            #expect(busy.text.contains("try again"))
+            let reading = try await client.execute(uri: "/items/\(item.key)", method: .get, headers: fixture.cookie)
+            #expect(reading.status == .ok)
+        }
+        try other.inDatabase { try $0.execute(sql: "ROLLBACK") }
+        #expect(try fixture.store.item(item.key)?.valueInDollars == 50)
     }
 
     @Test func unknownItemsAndPagesGetA404Page() async throws {
