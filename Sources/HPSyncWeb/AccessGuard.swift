@@ -97,7 +97,8 @@ struct AccessGuard<Context: RequestContext>: RouterMiddleware {
     /// The request's path and query without the `token` parameter.
     static func withoutToken(_ uri: URI) -> String {
         let kept = (uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-        let path = uri.path.isEmpty ? "/" : uri.path
+        // "//host/..." or "/\\host" in a Location header would leave this site.
+        let path = uri.path.hasPrefix("/") && !uri.path.hasPrefix("//") && !uri.path.contains("\\") ? uri.path : "/"
         return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
     }
 }

@@ -41,6 +41,10 @@ import Testing
             #expect(cookie.hasPrefix("\(fixture.secrets.cookieName)=\(fixture.secrets.token)"))
             #expect(cookie.contains("HttpOnly"))
             #expect(cookie.contains("SameSite=Strict"))
+            for sneaky in ["//evil.example/x", "/\\evil.example"] {
+                let redirect = try await client.execute(uri: "\(sneaky)?token=\(fixture.secrets.token)", method: .get)
+                #expect(redirect.headers[.location] == "/", "\(sneaky)")
+            }
             let page = try await client.execute(uri: "/sync", method: .get, headers: fixture.cookie)
             #expect(page.status == .ok)
             #expect(page.text.contains("<h1>Sync</h1>"))
