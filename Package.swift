@@ -13,6 +13,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.28.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        // `hp-sync web` only. ConfigurationSupport (swift-configuration) is not used: fewer
+        // modules to build.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -60,9 +65,23 @@ let package = Package(
             ]
         ),
         .target(
+            name: "HPSyncWeb",
+            dependencies: [
+                "HPSyncStore",
+                "HPSyncCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "HPSyncCLI",
             dependencies: [
                 "HPSyncEngine",
+                "HPSyncWeb",
                 "HPSyncProtocol",
                 "HPSyncStore",
                 "HPSyncCrypto",
@@ -104,6 +123,19 @@ let package = Package(
             dependencies: [
                 "HPSyncEngine", "HPSyncStore", "HPSyncProtocol", "HPSyncCrypto",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "HPSyncWebTests",
+            dependencies: [
+                "HPSyncWeb", "HPSyncStore",
+                // One test holds the store's write lock as another process would.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

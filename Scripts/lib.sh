@@ -44,3 +44,16 @@ ensure_dependencies() {
             ;;
     esac
 }
+
+# What the real-browser test of `hp-sync web` needs: Debian's chromium and chromium-driver, and
+# Python's selenium from PyPI (a system Python may refuse a plain pip install: PEP 668).
+ensure_browser_test_dependencies() {
+    if command -v apt-get >/dev/null; then
+        apt_install_missing chromium chromium-driver python3-pip
+    fi
+    if ! python3 -c 'import selenium' 2>/dev/null; then
+        echo "installing: selenium (PyPI)" >&2
+        python3 -m pip install --quiet selenium >&2 \
+            || python3 -m pip install --quiet --break-system-packages selenium >&2
+    fi
+}

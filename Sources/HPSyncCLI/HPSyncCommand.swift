@@ -15,7 +15,7 @@ public struct HPSyncCommand: ParsableCommand {
             StatusCommand.self, ClockCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self,
             ServeCommand.self,
             PullCommand.self,
-            PushCommand.self, SyncCommand.self, ExitCodesCommand.self, DebugCommand.self,
+            PushCommand.self, SyncCommand.self, WebCommand.self, ExitCodesCommand.self, DebugCommand.self,
         ]
     )
 

@@ -70,8 +70,10 @@ extension Store {
     }
 
     /// Deletes all `keys` in one transaction: tombstones commit first, files are unlinked after.
-    /// An unknown or already deleted key fails the whole call and nothing changes.
-    public func delete(_ keys: [ItemKey]) throws -> ChangeSet {
+    /// An unknown or already deleted key fails the whole call and nothing changes. With
+    /// `keepInTrash` the deleted versions (and their images) go to the trash in the same
+    /// transaction, restorable like those a pull replaced (the web app's "Remove selected").
+    public func delete(_ keys: [ItemKey], keepInTrash: Bool = false) throws -> ChangeSet {
         var unique: [ItemKey] = []
         var seen = Set<ItemKey>()
         for key in keys where seen.insert(key).inserted { unique.append(key) }
@@ -81,6 +83,7 @@ extension Store {
             for key in unique {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
+                if keepInTrash { try trash(db, row, deleted: true, now: self.clock.nowMilliseconds()) }
                 let tombstone = Item.tombstone(
                     key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
                 try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Real-browser test of `hp-sync web`: headless Chromium driven by Selenium.
+
+One scenario, checked against `hp-sync list --json` at every step: a request without the token
+is refused; open the URL with the token; add an item with a photo through the form; see its
+card; open it; edit its value; select two cards; remove them. Screenshots go to the test's
+temporary folder (printed), or to --screenshots DIR.
+
+Usage: web_browser_test.py PATH-TO-hp-sync [--screenshots DIR]
+Needs: chromium, chromium-driver (Debian) and the selenium package (Scripts/test installs them).
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def main() -> int:
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="hpsync-web-browser.")
+    shots = sys.argv[sys.argv.index("--screenshots") + 1] if "--screenshots" in sys.argv else work
+    os.makedirs(shots, exist_ok=True)
+    store = os.path.join(work, "store")
+
+    def hps(*args: str) -> str:
+        return subprocess.run([binary, *args, "--store", store], check=True, capture_output=True, text=True).stdout
+
+    def items() -> list:
+        return json.loads(hps("list", "--json"))
+
+    def jpeg(name: str, seed: int) -> str:
+        path = os.path.join(work, name)
+        subprocess.run([sys.executable, os.path.join(ROOT, "Scripts", "make-sample-jpeg.py"), path, "3000", str(seed)],
+                       check=True)
+        return path
+
+    hps("init")
+    server = subprocess.Popen([binary, "web", "--store", store, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                              text=True)
+    driver = None
+    try:
+        url = read_url(server)
+        base = url.split("/?token=")[0]
+        step("server printed " + base + "/?token=…")
+
+        # Without the token: refused, and nothing of the inventory in the answer.
+        try:
+            urllib.request.urlopen(base + "/")
+            fail("a request without the token was served")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 401, f"no token -> {error.code}, want 401")
+        step("a request without the token is refused (401)")
+        rebound = urllib.request.Request(url, headers={"Host": "evil.example:8080"})
+        try:
+            urllib.request.urlopen(rebound)
+            fail("a request for another host name (DNS rebinding) was served")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 403, f"foreign Host -> {error.code}, want 403")
+        step("a request naming another host (DNS rebinding) is refused (403), token or not")
+
+        options = webdriver.ChromeOptions()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1200,900"):
+            options.add_argument(flag)
+        options.binary_location = first_existing(["/usr/bin/chromium", "/usr/bin/chromium-browser"])
+        driver = webdriver.Chrome(service=Service(first_existing(["/usr/bin/chromedriver"])), options=options)
+        driver.implicitly_wait(5)
+
+        driver.get(url)
+        expect("token=" not in driver.current_url, "the token stayed in the address bar")
+        expect("Inventory" in driver.title, f"title {driver.title!r}")
+        step("opened the URL with the token; the cookie keeps it")
+
+        # Add an item with a photo through the form.
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Add item"))
+        driver.find_element(By.NAME, "name").send_keys("Road bike")
+        driver.find_element(By.NAME, "serial").send_keys("RB-2024")
+        value = driver.find_element(By.NAME, "value")
+        value.clear()
+        value.send_keys("1200")
+        driver.find_element(By.NAME, "photo").send_keys(jpeg("bike.jpg", 1))
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "#add button[type=submit]"))
+        expect(driver.find_element(By.TAG_NAME, "h1").text == "Road bike", "no detail page after adding")
+        listed = items()
+        expect(len(listed) == 1 and listed[0]["name"] == "Road bike" and listed[0]["valueInDollars"] == 1200
+               and listed[0].get("serialNumber") == "RB-2024" and listed[0]["image"]["size"] == 3000,
+               f"list --json after add: {listed}")
+        bike = listed[0]["key"]
+        step("added an item with a photo through the form; list --json agrees")
+
+        for name, value, seed in (("Guitar", "800", 2), ("Old radio", "35", 3)):
+            hps("add", "--name", name, "--value", value, "--image", jpeg(name + ".jpg", seed))
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Inventory"))
+        names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".card .name")]
+        expect(sorted(names) == ["Guitar", "Old radio", "Road bike"], f"cards {names}")
+        expect("$2,035" in driver.find_element(By.ID, "totals").text, "total value not shown")
+        driver.save_screenshot(os.path.join(shots, "web-grid.png"))
+        step("the inventory shows the card (and two added by the CLI), count and total")
+
+        # Open it and edit its value.
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, f".card[data-key='{bike}'] a"))
+        value = driver.find_element(By.CSS_SELECTOR, "#edit input[name=value]")
+        value.clear()
+        value.send_keys("1350")
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, "#edit button[type=submit]"))
+        expect("Saved" in driver.find_element(By.CSS_SELECTOR, ".notice").text, "no 'Saved' notice")
+        driver.save_screenshot(os.path.join(shots, "web-detail.png"))
+        edited = {i["key"]: i for i in items()}
+        expect(edited[bike]["valueInDollars"] == 1350, f"value after edit: {edited[bike]}")
+        step("opened the item and edited its value; list --json agrees")
+
+        # Select two cards (tap to select, as in ColorCollection) and remove them.
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Inventory"))
+        driver.find_element(By.ID, "select-mode").click()
+        chosen = [i["key"] for i in items() if i["name"] in ("Road bike", "Guitar")]
+        for key in chosen:
+            driver.find_element(By.CSS_SELECTOR, f".card[data-key='{key}']").click()
+        checked = [e.get_attribute("value") for e in driver.find_elements(By.CSS_SELECTOR, "input[name=key]:checked")]
+        expect(sorted(checked) == sorted(chosen), f"selected {checked}, want {chosen}")
+        expect(driver.find_element(By.ID, "remove-selected").text == "Remove selected (2)", "selection count")
+        driver.save_screenshot(os.path.join(shots, "web-selection.png"))
+        expect(len(items()) == 3, "selecting changed the store")
+        navigate(driver, driver.find_element(By.ID, "remove-selected"))
+        report = driver.find_element(By.ID, "changeset").text
+        expect("deleted 2" in report, f"change set: {report}")
+        remaining = items()
+        expect([i["name"] for i in remaining] == ["Old radio"], f"list --json after remove: {remaining}")
+        step("selected two cards and removed them in one batch; list --json agrees")
+
+        driver.get(base + "/report")
+        driver.save_screenshot(os.path.join(shots, "web-report.png"))
+        expect("Total: 1 item" in driver.page_source, "report totals")
+        pdf = base64.b64decode(driver.print_page())
+        with open(os.path.join(shots, "web-report.pdf"), "wb") as f:
+            f.write(pdf)
+        expect(pdf.startswith(b"%PDF"), "the report did not print to PDF")
+        step(f"report rendered and printed to PDF ({len(pdf)} bytes)")
+        print(f"screenshots: {shots}")
+        print("PASS")
+        return 0
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def navigate(driver, element) -> None:
+    """Clicks `element` and waits until the browser has left the page it was on."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+
+
+def read_url(server: subprocess.Popen) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            fail("hp-sync web exited before printing its URL")
+        if "?token=" in line:
+            return line.strip()
+    fail("hp-sync web printed no URL within 30 s")
+
+
+def first_existing(paths: list) -> str:
+    for path in paths:
+        if os.path.exists(path):
+            return path
+    fail(f"none of {paths} is installed")
+
+
+def step(text: str) -> None:
+    print("ok:   " + text, flush=True)
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        fail(message)
+
+
+def fail(message: str) -> None:
+    print("FAIL: " + message, flush=True)
+    raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

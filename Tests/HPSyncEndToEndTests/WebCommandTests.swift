@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// `hp-sync web` as users start it: what it refuses before serving anything. (What it serves is
+/// tested by HPSyncWebTests and, in a real browser, by Tests/Browser/web_browser_test.py.)
+@Suite struct WebCommandTests {
+    @Test func aNonLoopbackListenAddressIsRefused() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        for address in ["0.0.0.0:8080", "192.168.1.20:8080", "[::]:8080", "example.com:80"] {
+            let result = try runner.run(["web", "--listen", address])
+            #expect(result.status == 64, "\(address): \(result.stderr)")
+            #expect(result.stderr.contains("loopback only"), "\(address)")
+            #expect(result.stderr.contains("ssh -L"), "\(address)")
+            #expect(result.text.isEmpty, "\(address)")
+        }
+        let badPort = try runner.run(["web", "--listen", "127.0.0.1:http"])
+        #expect(badPort.status == 64)
+    }
+}

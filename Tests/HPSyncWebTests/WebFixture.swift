@@ -1,0 +1,85 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncStore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+
+@testable import HPSyncWeb
+
+/// A store in a temporary folder and the web app's router on it, driven through
+/// HummingbirdTesting's in-process router client (no socket).
+final class WebFixture: @unchecked Sendable {
+    let directory: URL
+    let store: Store
+    let secrets = AccessSecrets()
+    let app: WebApp
+    let worker: StoreWorker
+
+    init(maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes, busyTimeoutSeconds: Double = 5) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hp-sync-web-test-" + UUID().uuidString, isDirectory: true)
+        store = try Store.create(
+            at: directory.appendingPathComponent("store"), nodeID: NodeID(certificateDER: Array("web".utf8)),
+            configuration: StoreConfiguration(maxImageBytes: maxImageBytes, busyTimeoutSeconds: busyTimeoutSeconds),
+            logger: Logger(label: "test"))
+        worker = StoreWorker(store: store, threads: 2)
+        app = try WebApp(worker: worker, secrets: secrets)
+    }
+
+    deinit {
+        app.cleanUp()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` with a client for the app.
+    func test<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        let application = Application(router: app.makeRouter())
+        return try await application.test(.router) { client in try await body(client) }
+    }
+
+    /// The headers of a browser that has the cookie.
+    var cookie: HTTPFields { [.cookie: "\(secrets.cookieName)=\(secrets.token)"] }
+
+    /// An urlencoded form with the CSRF token.
+    func form(_ fields: [(String, String)], csrf: Bool = true) -> (HTTPFields, ByteBuffer) {
+        var all = fields
+        if csrf { all.insert(("csrf", secrets.csrf), at: 0) }
+        let body = all.map { "\(Format.query($0.0))=\(Format.query($0.1))" }.joined(separator: "&")
+        var headers = cookie
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return (headers, ByteBuffer(string: body))
+    }
+
+    /// A multipart form with the CSRF token and one file field `photo`.
+    func multipart(_ fields: [(String, String)], photo: [UInt8]?, filename: String = "photo.jpg") -> (
+        HTTPFields, ByteBuffer
+    ) {
+        let boundary = "----hpsync" + AccessSecrets.random(bytes: 6)
+        var body: [UInt8] = []
+        for (name, value) in [("csrf", secrets.csrf)] + fields {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        if let photo {
+            body += Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"\(filename)\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                    .utf8)
+            body += photo + Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        var headers = cookie
+        headers[.contentType] = "multipart/form-data; boundary=\(boundary)"
+        return (headers, ByteBuffer(bytes: body))
+    }
+
+    static func jpeg(_ seed: UInt8 = 1, size: Int = 64) -> [UInt8] {
+        [0xFF, 0xD8, 0xFF, 0xE0] + (0..<size).map { UInt8(truncatingIfNeeded: Int($0) &* 7 &+ Int(seed)) }
+            + [0xFF, 0xD9]
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+}
