@@ -106,7 +106,7 @@ extension TransportTests {
             identity: try makeIdentity(), bind: [(host: "127.0.0.1", port: 0)], logger: quietLogger)
         let port = listener.boundAddresses[0].port
         listener.stop()
-        try listener.run(handler: { _ in }, onBusy: { _ in })
+        try listener.run(handler: { _ in })
         return port
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncCrypto
 import Testing
 
 /// Unattended operation through the binary: exit codes, the run lock, the mass-deletion guard,
@@ -206,10 +207,17 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Desk"])
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--handshake-timeout", "20"])
+        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--idle-timeout", "20"])
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        let holder = HeldConnection(port: server.port)
+        // Another trusted peer says Hello and stalls: the one session slot is taken.
+        let holderHome = pair.primary.root.appendingPathComponent("holder")
+        try FileManager.default.createDirectory(at: holderHome, withIntermediateDirectories: true)
+        let holderIdentity = try NodeIdentity.create(in: holderHome)
+        try pair.primary.run(["peer", "add", "holder", holderIdentity.nodeID.description])
+        let attacker = HostileInputTests.Attacker(identity: holderIdentity, port: server.port)
+        let holder = try attacker.connect()
+        try holder.write(attacker.hello(.pull))
         Thread.sleep(forTimeInterval: 0.3)
         let busy = try pair.backup.run(["pull", "primary"])
         #expect(busy.status == 75, "\(busy.stderr)")

@@ -136,6 +136,7 @@ extension ExitStatus {
         case .resolveFailed, .connectFailed, .timedOut, .connectionReset, .unexpectedEOF, .io, .closed:
             return .unavailable
         case .bindFailed: return .unavailable
+        case .handshakeInterrupted: return .temporaryFailure
         case .protocolFailure: return .protocolError
         }
     }

@@ -51,11 +51,15 @@ extension TLSConnection {
             case SSL_ERROR_WANT_WRITE: events = Int32(POLLOUT)
             case SSL_ERROR_SYSCALL:
                 let errnoCode = POSIX.lastError
-                let queue = OpenSSLErrorQueue.drain()
-                let reason = errnoCode == 0 ? "the peer closed the connection" : POSIX.describe(errnoCode)
-                throw .handshakeFailed(peer: remote, queue: "\(reason) (\(queue))")
+                OpenSSLErrorQueue.clear()
+                switch errnoCode {
+                case 0: throw .handshakeInterrupted(peer: remote, reason: "the peer closed the connection")
+                case ECONNRESET, EPIPE:
+                    throw .handshakeInterrupted(peer: remote, reason: POSIX.describe(errnoCode))
+                default: throw .io(peer: remote, operation: "TLS handshake", reason: POSIX.describe(errnoCode))
+                }
             default:
-                throw .handshakeFailed(peer: remote, queue: OpenSSLErrorQueue.drain())
+                throw classifiedFailure(peer: remote)
             }
             switch POSIX.wait(fd, for: Int16(events), until: deadline) {
             case .ready: continue
@@ -71,5 +75,24 @@ extension TLSConnection {
         let der = Certificate.der(of: peerCertificate)
         guard !der.isEmpty else { throw .noPeerCertificate(peer: remote) }
         return NodeID(certificateDER: der)
+    }
+
+    /// What a failed handshake means: a connection that simply ended (EOF or reset, no alert) is
+    /// a busy or restarting peer and worth retrying; anything else, an alert or a refused
+    /// certificate, is a real refusal (Protocol.md §2).
+    private static func classifiedFailure(peer remote: String) -> TLSError {
+        let last = ERR_peek_last_error()
+        if ERR_GET_LIB(last) == ERR_LIB_SSL && ERR_GET_REASON(last) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+            OpenSSLErrorQueue.clear()
+            return .handshakeInterrupted(peer: remote, reason: "the peer closed the connection")
+        }
+        if ERR_GET_LIB(last) == ERR_LIB_SYS {
+            let errnoCode = ERR_GET_REASON(last)
+            if errnoCode == ECONNRESET || errnoCode == EPIPE {
+                OpenSSLErrorQueue.clear()
+                return .handshakeInterrupted(peer: remote, reason: POSIX.describe(errnoCode))
+            }
+        }
+        return .handshakeFailed(peer: remote, queue: OpenSSLErrorQueue.drain())
     }
 }

@@ -13,13 +13,19 @@ public final class ServerSession {
     private let shouldStop: @Sendable () -> Bool
     private let software: String
     private let preAuthorizationDeadline: ContinuousClock.Instant?
+    private let admit: () -> Bool
 
-    /// - Parameter preAuthorizationDeadline: when every frame the client sends before it is
-    ///   authorized (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
+    /// - Parameters:
+    ///   - preAuthorizationDeadline: when every frame the client sends before it is authorized
+    ///     (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
+    ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
+    ///     and the client is told ERROR_BUSY instead of the server's Hello.
     public init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, shouldStop: @escaping @Sendable () -> Bool = { false }
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
+        self.admit = admit
         self.store = store
         self.logger = logger
         self.software = software
@@ -95,6 +101,12 @@ public final class ServerSession {
             serverStoreID: store.storeID, software: software)
         switch decision {
         case .accept(let reply):
+            guard admit() else {
+                let busy = PeerErrorMessage(
+                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
+                try? channel.send(.error(busy))
+                throw ServerRefusal(error: busy)
+            }
             try channel.send(.hello(reply))
             return (hello, peer, reply.version)
         case .refuse(let error):

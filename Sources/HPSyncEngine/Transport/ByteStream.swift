@@ -5,8 +5,19 @@
 public protocol ByteStream: AnyObject, Sendable {
     /// Reads at least one byte into `buffer`; returns 0 at the peer's orderly end of stream.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Like `read(into:)`, but throws once `deadline` has passed with nothing read (a stream
+    /// without timeouts of its own may ignore it: the caller checks the deadline after each read).
+    func read(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant) throws -> Int
     /// Writes all of `bytes`.
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Ends the stream in an orderly way; idempotent.
     func close()
+}
+
+extension ByteStream {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant) throws
+        -> Int
+    {
+        try read(into: buffer)
+    }
 }
