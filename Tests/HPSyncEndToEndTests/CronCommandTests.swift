@@ -83,7 +83,7 @@ import Testing
         let stale = try backup.run(["status", "--check", "1s"])
         #expect(stale.status == 1)
         #expect(stale.stderr.contains("primary last synced"))
-        #expect(try backup.run(["status", "--check", "1h", "--peer", "nosuch"]).status == 65)
+        #expect(try backup.run(["status", "--check", "1h", "--peer", "nosuch"]).status == 64)
     }
 
     @Test func failuresAreRecordedForStatus() throws {
@@ -109,18 +109,8 @@ import Testing
         let silent = try SilentListener()
         try runner.run(["peer", "add", "slow", NodeIDFixture.any, "--address", silent.address])
         // The first pull hangs in the TLS handshake for 4 s, holding the lock.
-        let first = Process()
-        first.executableURL = runner.binary
-        first.arguments = ["pull", "slow", "--connect-timeout", "4", "--quiet", "--store", runner.store.path]
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try runner.startPullHoldingTheLock(from: "slow")
         defer { first.waitUntilExit() }
-        let lockFile = runner.store.appendingPathComponent("sync.lock")
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try? String(contentsOf: lockFile, encoding: .utf8))?.isEmpty ?? true {
-            usleep(20_000)
-        }
         let started = Date()
         let second = try runner.run(["pull", "slow"])
         #expect(second.status == 79)

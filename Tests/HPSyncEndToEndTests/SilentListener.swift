@@ -88,3 +88,22 @@ final class HeldConnection: @unchecked Sendable {
 
     deinit { close() }
 }
+
+extension BinaryRunner {
+    /// Starts `pull PEER` (a peer at a `SilentListener`, so it hangs in the TLS handshake for 4 s)
+    /// and returns once it holds the store's sync lock.
+    func startPullHoldingTheLock(from peer: String) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["pull", peer, "--connect-timeout", "4", "--quiet", "--store", store.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let lockFile = store.appendingPathComponent("sync.lock")
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, (try? String(contentsOf: lockFile, encoding: .utf8))?.isEmpty ?? true {
+            usleep(20_000)
+        }
+        return process
+    }
+}

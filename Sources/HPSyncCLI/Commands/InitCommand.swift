@@ -27,7 +27,20 @@ struct InitCommand: ParsableCommand {
 /// `directory/identity` and returns its node ID. An identity left by an interrupted `init`
 /// (key and certificate present, no database yet) is reused, so re-running finishes the job.
 func makeNodeIdentity(in directory: URL) throws -> NodeID {
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+        throw StoreError.cannotCreate(
+            path: directory.path, reason: "it is a file, not a directory; choose another --store")
+    }
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    } catch {
+        // Foundation's own text ("Error Domain=NSCocoaErrorDomain Code=642 ...") means nothing
+        // to a person; the POSIX reason underneath does.
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let reason = underlying.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+        throw StoreError.cannotCreate(path: directory.path, reason: reason)
+    }
     if let existing = try? NodeIdentity.load(from: directory) { return existing.nodeID }
     return try NodeIdentity.create(in: directory).nodeID
 }

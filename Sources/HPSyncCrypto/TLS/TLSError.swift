@@ -63,7 +63,8 @@ public enum TLSError: Error, CustomStringConvertible, Sendable {
         case .connectFailed(let address, let reason):
             return "cannot connect to \(address): \(reason); is `hp-sync serve` running there and the port open?"
         case .bindFailed(let address, let reason):
-            return "cannot listen on \(address): \(reason)"
+            return "cannot listen on \(address): \(reason); if another program (another `hp-sync serve`?) uses that "
+                + "port, stop it or choose another address with --listen ADDR:PORT"
         case .timedOut(let operation, let after, let peer):
             return "\(operation) with \(peer) timed out after \(after); the peer is unreachable, overloaded or stalled"
         case .handshakeFailed(let peer, let queue):

@@ -200,9 +200,35 @@ public final class ServerSession {
             case let storeError as StoreError: code = storeError.wireCode
             default: code = .internalError
             }
-            let message = code == .internalError && !(error is StoreError) ? "server error: \(error)" : "\(error)"
+            let message: String
+            switch error {
+            case StoreError.diskFull:
+                // The client's user cannot free the space, and our paths are none of its business.
+                message =
+                    "the server's disk is full (no space left where its store is); nothing half-done was kept, and "
+                    + "the next run resumes from the last committed page once the server's administrator frees space"
+            case is StoreError: message = "\(error)"
+            default: message = code == .internalError ? "server error: \(error)" : "\(error)"
+            }
             try? channel.send(.error(PeerErrorMessage(code: code, message: message)))
             logger.warning("session failed", metadata: ["error": "\(error)"])
+            drainBeforeClosing(channel)
+        }
+    }
+}
+
+extension ServerSession {
+    /// Reads and drops what the client is still sending, for a short while, before closing.
+    ///
+    /// A client in the middle of a push may have megabytes of image chunks in flight; closing
+    /// with them unread makes the kernel answer with a reset, and a reset can overtake the
+    /// Error frame, so the client would say "connection reset" instead of the reason (a full
+    /// disk, say). HTTP servers do the same ("lingering close").
+    fileprivate func drainBeforeClosing(_ channel: any MessageChannel) {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            channel.limitNextFrame(maxBytes: ProtocolLimits.maxMessageBytes, deadline: deadline)
+            do { _ = try channel.receive(expecting: "the client's close") } catch { return }
         }
     }
 }
