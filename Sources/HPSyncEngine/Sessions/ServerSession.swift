@@ -212,23 +212,10 @@ public final class ServerSession {
             }
             try? channel.send(.error(PeerErrorMessage(code: code, message: message)))
             logger.warning("session failed", metadata: ["error": "\(error)"])
-            drainBeforeClosing(channel)
-        }
-    }
-}
-
-extension ServerSession {
-    /// Reads and drops what the client is still sending, for a short while, before closing.
-    ///
-    /// A client in the middle of a push may have megabytes of image chunks in flight; closing
-    /// with them unread makes the kernel answer with a reset, and a reset can overtake the
-    /// Error frame, so the client would say "connection reset" instead of the reason (a full
-    /// disk, say). HTTP servers do the same ("lingering close").
-    fileprivate func drainBeforeClosing(_ channel: any MessageChannel) {
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline {
-            channel.limitNextFrame(maxBytes: ProtocolLimits.maxMessageBytes, deadline: deadline)
-            do { _ = try channel.receive(expecting: "the client's close") } catch { return }
+            // A client in the middle of a push may have megabytes of image chunks in flight;
+            // closing with them unread makes the kernel answer with a reset, which can overtake
+            // the Error, and the client would say "connection reset" instead of (say) "disk full".
+            if code == .internalError { channel.closeAfterDraining(for: .seconds(2)) }
         }
     }
 }

@@ -12,9 +12,16 @@ public protocol ByteStream: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Ends the stream in an orderly way; idempotent.
     func close()
+    /// Discards what the peer still sends until it closes or `duration` passes, then closes. A
+    /// stream without timeouts of its own (a pipe in tests) just closes.
+    func closeAfterDraining(for duration: Duration)
 }
 
 extension ByteStream {
+    public func closeAfterDraining(for duration: Duration) {
+        close()
+    }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant) throws
         -> Int
     {

@@ -62,6 +62,10 @@ public final class FramedChannel: MessageChannel {
         stream.close()
     }
 
+    public func closeAfterDraining(for duration: Duration) {
+        stream.closeAfterDraining(for: duration)
+    }
+
     private func readExactly(_ count: Int, expecting: String) throws -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(count)
