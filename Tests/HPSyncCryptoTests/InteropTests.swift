@@ -86,6 +86,30 @@ extension TransportTests {
         }
     }
 
+    /// Regression (issue 13): every failed handshake was "authentication refused" (exit 77), even
+    /// a server that speaks no TLS 1.3; only an alert about certificates means that.
+    @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
+    func aServerWithoutTLS13IsAProtocolMismatchNotARefusal() throws {
+        let serverIdentity = try makeIdentity()
+        let port = try freePort()
+        let server = try RunningTool(
+            [
+                opensslPath, "s_server", "-tls1_2", "-quiet", "-naccept", "1",
+                "-cert", serverIdentity.certificateURL.path, "-key", serverIdentity.keyURL.path,
+                "-accept", "127.0.0.1:\(port)",
+            ], closeInput: false)
+        defer {
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = server.finish(timeout: 5)
+        }
+        #expect {
+            try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID)).close()
+        } throws: { error in
+            guard case TLSError.protocolFailure = error else { return false }
+            return true
+        }
+    }
+
     /// Retries while s_server starts; a refused TCP connect consumes none of its -naccept.
     private func connectWhenListening(port: UInt16, expected: PeerExpectation) throws -> TLSConnection {
         let deadline = Date(timeIntervalSinceNow: 10)

@@ -93,6 +93,21 @@ extension TLSConnection {
                 return .handshakeInterrupted(peer: remote, reason: POSIX.describe(errnoCode))
             }
         }
+        if ERR_GET_LIB(last) == ERR_LIB_SSL && !refusalReasons.contains(ERR_GET_REASON(last)) {
+            // No common TLS version, a malformed or corrupted record: the peer speaks another
+            // protocol, which is not a verdict on who we are.
+            return .protocolFailure(peer: remote, queue: OpenSSLErrorQueue.drain())
+        }
         return .handshakeFailed(peer: remote, queue: OpenSSLErrorQueue.drain())
     }
+
+    /// The handshake failures that mean "identity refused": the alerts a peer sends about our
+    /// certificate (or its absence), and our own refusal of its certificate.
+    private static let refusalReasons: Set<Int32> = [
+        SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE, SSL_R_SSLV3_ALERT_BAD_CERTIFICATE,
+        SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+        SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
+        SSL_R_TLSV1_ALERT_ACCESS_DENIED, SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED, SSL_R_CERTIFICATE_VERIFY_FAILED,
+        SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE,
+    ].map { Int32($0) }.reduce(into: []) { $0.insert($1) }
 }
