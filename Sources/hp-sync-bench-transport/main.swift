@@ -32,7 +32,7 @@ let serverThread = Thread {
             } catch {
                 FileHandle.standardError.write(Data("server: \(error)\n".utf8))
             }
-        }, onBusy: { _ in })
+        })
 }
 serverThread.start()
 

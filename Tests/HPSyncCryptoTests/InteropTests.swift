@@ -64,13 +64,7 @@ extension TransportTests {
     @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
     func killedServerIsReportedAsTruncationNotAsEndOfData() throws {
         let serverIdentity = try makeIdentity()
-        let port = try freePort()
-        let server = try RunningTool(
-            [
-                opensslPath, "s_server", "-tls1_3", "-quiet", "-naccept", "1",
-                "-cert", serverIdentity.certificateURL.path, "-key", serverIdentity.keyURL.path,
-                "-accept", "127.0.0.1:\(port)",
-            ], closeInput: false)
+        let (server, port) = try startOneShotServer(serverIdentity, version: "-tls1_3")
         let connection = try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID))
         defer { connection.close() }
         Thread.sleep(forTimeInterval: 0.1)  // let s_server finish its side of the handshake
@@ -84,6 +78,36 @@ extension TransportTests {
             guard case TLSError.unexpectedEOF = error else { return false }
             return "\(error)".contains("close_notify")
         }
+    }
+
+    /// Regression (issue 13): every failed handshake was "authentication refused" (exit 77), even
+    /// a server that speaks no TLS 1.3; only an alert about certificates means that.
+    @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
+    func aServerWithoutTLS13IsAProtocolMismatchNotARefusal() throws {
+        let serverIdentity = try makeIdentity()
+        let (server, port) = try startOneShotServer(serverIdentity, version: "-tls1_2")
+        defer {
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = server.finish(timeout: 5)
+        }
+        #expect {
+            try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID)).close()
+        } throws: { error in
+            guard case TLSError.protocolFailure = error else { return false }
+            return true
+        }
+    }
+
+    /// `openssl s_server` for one connection, speaking only `version` (`-tls1_3`, `-tls1_2`).
+    private func startOneShotServer(_ identity: NodeIdentity, version: String) throws -> (RunningTool, UInt16) {
+        let port = try freePort()
+        let server = try RunningTool(
+            [
+                opensslPath, "s_server", version, "-quiet", "-naccept", "1",
+                "-cert", identity.certificateURL.path, "-key", identity.keyURL.path,
+                "-accept", "127.0.0.1:\(port)",
+            ], closeInput: false)
+        return (server, port)
     }
 
     /// Retries while s_server starts; a refused TCP connect consumes none of its -naccept.
@@ -106,7 +130,7 @@ extension TransportTests {
             identity: try makeIdentity(), bind: [(host: "127.0.0.1", port: 0)], logger: quietLogger)
         let port = listener.boundAddresses[0].port
         listener.stop()
-        try listener.run(handler: { _ in }, onBusy: { _ in })
+        try listener.run(handler: { _ in })
         return port
     }
 }

@@ -58,18 +58,29 @@ final class TestServer: Sendable {
     let listener: TLSListener
     let identity: NodeIdentity
 
+    convenience init(
+        identity: NodeIdentity? = nil, limits: ConnectionLimits = .init(), timeouts: TLSTimeouts = .init(),
+        handler: @escaping @Sendable (TLSConnection) -> Void
+    ) throws {
+        try self.init(
+            identity: identity, limits: limits, timeouts: timeouts,
+            admitting: { connection, admission in
+                if admission.authorize() { handler(connection) }
+            })
+    }
+
+    /// A server whose handler decides when to authorize (`Admission.authorize()`).
     init(
-        identity: NodeIdentity? = nil, maxConnections: Int = 64, timeouts: TLSTimeouts = .init(),
-        handler: @escaping @Sendable (TLSConnection) -> Void,
-        onBusy: @escaping @Sendable (TLSConnection) -> Void = { _ in }
+        identity: NodeIdentity? = nil, limits: ConnectionLimits = .init(), timeouts: TLSTimeouts = .init(),
+        admitting handler: @escaping @Sendable (TLSConnection, Admission) -> Void
     ) throws {
         let identity = try identity ?? makeIdentity()
         self.identity = identity
         let listener = try TLSListener(
-            identity: identity, bind: [(host: "127.0.0.1", port: 0)], maxConnections: maxConnections,
+            identity: identity, bind: [(host: "127.0.0.1", port: 0)], limits: limits,
             timeouts: timeouts, logger: quietLogger)
         self.listener = listener
-        let thread = Thread { try? listener.run(handler: handler, onBusy: onBusy) }
+        let thread = Thread { try? listener.run(handler: handler) }
         thread.start()
     }
 
@@ -115,8 +126,23 @@ final class RandomSource {
 }
 
 /// A plain TCP connection that never speaks TLS; returns the descriptor.
-func rawTCPConnect(port: UInt16) -> Int32 {
+func rawTCPConnect(port: UInt16, from source: String? = nil) -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if let source {
+        // Linux routes all of 127.0.0.0/8 to lo: another loopback address is another "host".
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(fd)
+            return -1
+        }
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian

@@ -61,7 +61,7 @@ import Testing
         #expect(listener.boundAddresses.contains { $0.host == "::1" && $0.port != 0 })
         #expect(listener.boundAddresses.contains { $0.host == "127.0.0.1" })
         let thread = Thread {
-            try? listener.run(handler: { try? $0.write(Array("hi".utf8)) }, onBusy: { _ in })
+            try? listener.run(handler: { try? $0.write(Array("hi".utf8)) })
         }
         thread.start()
         defer {

@@ -61,7 +61,7 @@ extension TransportTests {
             identity: try makeIdentity(), bind: [(host: "127.0.0.1", port: 0)], logger: quietLogger)
         let port = listener.boundAddresses[0].port
         listener.stop()
-        try listener.run(handler: { _ in }, onBusy: { _ in })  // returns at once and closes the socket
+        try listener.run(handler: { _ in })  // returns at once and closes the socket
         #expect {
             try TLSConnection.connect(
                 host: "127.0.0.1", port: port, identity: try makeIdentity(), expected: .firstContact,

@@ -212,7 +212,7 @@ struct CommandTests {
         #expect(try runner.run(["peer", "add", "x", nodeID, "--allow", "admin"]).status == 64)
         #expect(try runner.run(["peer", "rm", "backup"]).status == 0)
         let again = try runner.run(["peer", "rm", "backup"])
-        #expect(again.status == 65)
+        #expect(again.status == 64)
         #expect(again.stderr.hasPrefix(Self.errorPrefix + "no peer named backup"))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncCrypto
 import Testing
 
 /// Unattended operation through the binary: exit codes, the run lock, the mass-deletion guard,
@@ -82,7 +83,7 @@ import Testing
         let stale = try backup.run(["status", "--check", "1s"])
         #expect(stale.status == 1)
         #expect(stale.stderr.contains("primary last synced"))
-        #expect(try backup.run(["status", "--check", "1h", "--peer", "nosuch"]).status == 65)
+        #expect(try backup.run(["status", "--check", "1h", "--peer", "nosuch"]).status == 64)
     }
 
     @Test func failuresAreRecordedForStatus() throws {
@@ -108,18 +109,8 @@ import Testing
         let silent = try SilentListener()
         try runner.run(["peer", "add", "slow", NodeIDFixture.any, "--address", silent.address])
         // The first pull hangs in the TLS handshake for 4 s, holding the lock.
-        let first = Process()
-        first.executableURL = runner.binary
-        first.arguments = ["pull", "slow", "--connect-timeout", "4", "--quiet", "--store", runner.store.path]
-        first.standardOutput = FileHandle.nullDevice
-        first.standardError = FileHandle.nullDevice
-        try first.run()
+        let first = try runner.startPullHoldingTheLock(from: "slow")
         defer { first.waitUntilExit() }
-        let lockFile = runner.store.appendingPathComponent("sync.lock")
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try? String(contentsOf: lockFile, encoding: .utf8))?.isEmpty ?? true {
-            usleep(20_000)
-        }
         let started = Date()
         let second = try runner.run(["pull", "slow"])
         #expect(second.status == 79)
@@ -244,10 +235,17 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Desk"])
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--handshake-timeout", "20"])
+        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--idle-timeout", "20"])
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        let holder = HeldConnection(port: server.port)
+        // Another trusted peer says Hello and stalls: the one session slot is taken.
+        let holderHome = pair.primary.root.appendingPathComponent("holder")
+        try FileManager.default.createDirectory(at: holderHome, withIntermediateDirectories: true)
+        let holderIdentity = try NodeIdentity.create(in: holderHome)
+        try pair.primary.run(["peer", "add", "holder", holderIdentity.nodeID.description])
+        let attacker = HostileInputTests.Attacker(identity: holderIdentity, port: server.port)
+        let holder = try attacker.connect()
+        try holder.write(attacker.hello(.pull))
         Thread.sleep(forTimeInterval: 0.3)
         let busy = try pair.backup.run(["pull", "primary"])
         #expect(busy.status == 75, "\(busy.stderr)")

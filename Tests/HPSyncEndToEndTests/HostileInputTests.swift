@@ -406,12 +406,15 @@ import Testing
             var held: [TLSConnection] = []
             defer { held.forEach { $0.close() } }
             var outcome = Outcome.closed
+            // Authorized sessions that say Hello and then stall: unauthenticated connections no
+            // longer take session slots (they have their own pending budget, see the flood tests).
             for _ in 0..<(maxConnections + 4) {
                 guard let connection = try? attacker.connect() else { continue }
+                try? connection.write(attacker.hello(.pull))
                 held.append(connection)
             }
-            // Connections past the limit are told they are refused right after the handshake. On
-            // a loaded machine the first ones may reach the 2 s handshake limit while the rest
+            // Sessions past the limit are told they are refused in place of the server's Hello.
+            // On a loaded machine the first ones may reach the 3 s idle limit while the rest
             // connect, which frees their slots: look from the newest for the first refusal.
             for connection in held.reversed() {
                 if case .error(let code) = try Attacker.outcome(connection) {

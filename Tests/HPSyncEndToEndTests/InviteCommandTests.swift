@@ -147,7 +147,7 @@ import Testing
         #expect(!(try joiner.run(["peer", "list"]).text.contains(server.id)))
 
         let again = try server.run(["invite", "revoke", id])
-        #expect(again.status == 66)
+        #expect(again.status == 64)
         #expect(again.stderr.contains("no invitation with ID \(id)"))
     }
 

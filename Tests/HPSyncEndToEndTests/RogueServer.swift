@@ -23,8 +23,7 @@ final class RogueServer {
                     var buffer = [UInt8](repeating: 0, count: 512)
                     _ = try? buffer.withUnsafeMutableBytes { try connection.read(into: $0) }
                     try? connection.write(reply)
-                },
-                onBusy: { _ in })
+                })
         }
     }
 

@@ -9,9 +9,17 @@ import Testing
         let primaryID: String
         let backupID: String
 
+        /// Store directories on a test file system, unmounted by `cleanUp`.
+        var mounts: [URL] = []
+
         init() throws {
-            primary = try BinaryRunner()
-            backup = try BinaryRunner()
+            try self.init(primary: BinaryRunner(), backup: BinaryRunner())
+        }
+
+        init(primary: BinaryRunner, backup: BinaryRunner, mounts: [URL] = []) throws {
+            self.primary = primary
+            self.backup = backup
+            self.mounts = mounts
             try #require(try primary.run(["init"]).status == 0)
             try #require(try backup.run(["init"]).status == 0)
             primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -19,6 +27,7 @@ import Testing
         }
 
         func cleanUp() {
+            mounts.forEach(SmallDisk.unmount)
             primary.cleanUp()
             backup.cleanUp()
         }

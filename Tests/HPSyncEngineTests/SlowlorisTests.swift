@@ -41,6 +41,35 @@ import Testing
     }
 }
 
+/// Regression (issue 12 §5): a client that completed TLS and then sent nothing, or only a frame
+/// header, held its slot until the idle timeout and was told ERROR_INTERNAL "read timed out";
+/// Protocol.md §2 says ERROR_PROTOCOL "Hello did not arrive in time", at the Hello deadline.
+extension SlowlorisTests {
+    @Test(arguments: [[], [1, 0, 0, 0, 40]] as [[UInt8]])
+    func aSilentClientIsToldAtTheHelloDeadline(sending prefix: [UInt8]) throws {
+        let server = try TLSNode("server")
+        try server.serve(timeouts: TLSTimeouts(connect: .seconds(5), handshake: .seconds(1), idle: .seconds(6)))
+        defer { server.stop() }
+        let stranger = try TLSNode("stranger")
+        let connection = try TLSConnection.connect(
+            host: "127.0.0.1", port: server.address.port, identity: stranger.identity, expected: .firstContact,
+            timeouts: TLSTimeouts(idle: .seconds(10)), logger: quietLogger)
+        defer { connection.close() }
+        let started = ContinuousClock.now
+        if !prefix.isEmpty { try connection.write(prefix) }
+        let channel = FramedChannel(stream: connection)
+        let reply = try channel.receiveMessage(expecting: "Error")
+        let elapsed = ContinuousClock.now - started
+        guard case .error(let error) = reply else {
+            Issue.record("expected an Error, got \(reply.name)")
+            return
+        }
+        #expect(error.code == .protocolViolation)
+        #expect(error.message.contains("Hello did not arrive in time"), "\(error.message)")
+        #expect(elapsed < .seconds(4), "cut at the 1 s Hello deadline, not the 6 s idle timeout: \(elapsed)")
+    }
+}
+
 extension TLSConnection {
     /// Whether the server has answered (an Error frame) or closed, without blocking long.
     fileprivate func readAvailableFrameHeader() throws -> Bool {

@@ -20,10 +20,10 @@ final class TLSNode {
 
     var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: server!.boundAddresses[0].port) }
 
-    func serve(timeouts: TLSTimeouts = .init(), maxConnections: Int = 64) throws {
+    func serve(timeouts: TLSTimeouts = .init(), limits: ConnectionLimits = .init()) throws {
         var configuration = SyncServer.Configuration()
         configuration.timeouts = timeouts
-        configuration.maxConnections = maxConnections
+        configuration.limits = limits
         configuration.addresses = [("127.0.0.1", 0)]
         configuration.shutdownGrace = .seconds(5)
         let server = try SyncServer(

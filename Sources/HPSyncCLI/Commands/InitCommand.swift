@@ -27,9 +27,22 @@ struct InitCommand: ParsableCommand {
 /// `directory/identity` and returns its node ID. An identity left by an interrupted `init`
 /// (key and certificate present, no database yet) is reused, so re-running finishes the job.
 func makeNodeIdentity(in directory: URL) throws -> NodeID {
-    // Private from the start: the store holds serial numbers, values and photos of valuables.
-    try FileManager.default.createDirectory(
-        at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+        throw StoreError.cannotCreate(
+            path: directory.path, reason: "it is a file, not a directory; choose another --store")
+    }
+    do {
+        // Private from the start: the store holds serial numbers, values and photos of valuables.
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    } catch {
+        // Foundation's own text ("Error Domain=NSCocoaErrorDomain Code=642 ...") means nothing
+        // to a person; the POSIX reason underneath does.
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let reason = underlying.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+        throw StoreError.cannotCreate(path: directory.path, reason: reason)
+    }
     if let existing = try? NodeIdentity.load(from: directory) { return existing.nodeID }
     return try NodeIdentity.create(in: directory).nodeID
 }

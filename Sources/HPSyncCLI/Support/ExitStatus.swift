@@ -54,14 +54,22 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return
                 "completed with warnings: a sync whose peer refused or withheld some records (listed on stderr), the "
                 + "rest applied; an import without images (they are recorded as missing)"
-        case .usage: return "usage error: unknown option, bad value, unknown peer name or address"
+        case .usage:
+            return "usage error: unknown option, bad value, a peer name or invitation ID that names nothing "
+                + "(`pull primray`: a bare word is a peer name, never a host), bad address"
         case .dataError: return "bad input data: malformed or unknown key, non-image file, bad import file"
         case .noInput: return "missing input: no store here, missing file or folder"
-        case .unavailable: return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering"
-        case .software: return "internal error or damaged database (please report it; run `hp-sync verify`)"
+        case .unavailable:
+            return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering; `serve` cannot "
+                + "listen (port in use)"
+        case .software: return "internal error (a bug) or damaged database (please report it; run `hp-sync verify`)"
         case .cannotCreate: return "cannot create: the store or an output file exists or cannot be written"
-        case .ioError: return "local store or disk error reading or writing the store"
-        case .temporaryFailure: return "temporary failure: store busy, server busy or shutting down; try again later"
+        case .ioError:
+            return "local store or disk error: the disk is full, the store is read-only or not ours to write, "
+                + "or reading or writing it failed (the message names the path)"
+        case .temporaryFailure:
+            return "temporary failure: store busy; server busy, shutting down, out of disk, or it closed the "
+                + "connection during the TLS handshake (shedding load); try again later (`--retries`)"
         case .protocolError:
             return "protocol or version mismatch: the peer broke the protocol or speaks no common version"
         case .permissionDenied:
@@ -105,15 +113,16 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     static func of(_ error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash, .unknownInvitation:
-            return .noInput
+        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash: return .noInput
+        // A name the person typed that names nothing here: the command line was wrong.
+        case .unknownPeer, .unknownInvitation: return .usage
         case .storeExists, .cannotCreate: return .cannotCreate
-        case .io: return .ioError
+        case .io, .diskFull, .notWritable: return .ioError
         case .busy: return .temporaryFailure
         case .database, .newerSchema: return .software
         case .stagingOverflow, .invalidRecord: return .protocolError
         case .invalidKey, .unknownKey, .alreadyDeleted, .keyExists, .ambiguousPrefix, .prefixTooShort, .invalidName,
-            .invalidSerial, .invalidPeerName, .peerExists, .unknownPeer, .notAnImage, .imageTooLarge, .digestMismatch,
+            .invalidSerial, .invalidPeerName, .peerExists, .notAnImage, .imageTooLarge, .digestMismatch,
             .invalidImport, .ambiguousInvitation:
             return .dataError
         }
@@ -139,6 +148,7 @@ extension ExitStatus {
         case .resolveFailed, .connectFailed, .timedOut, .connectionReset, .unexpectedEOF, .io, .closed:
             return .unavailable
         case .bindFailed: return .unavailable
+        case .handshakeInterrupted: return .temporaryFailure
         case .protocolFailure: return .protocolError
         }
     }
@@ -159,7 +169,7 @@ extension ExitStatus {
 
     static func of(_ error: ConnectError) -> ExitStatus {
         switch error {
-        case .badAddress, .peerWithoutAddress: return .usage
+        case .badAddress, .peerWithoutAddress, .unknownPeerName: return .usage
         case .unknownServer, .knownNodeAtNewAddress: return .permissionDenied
         }
     }

@@ -51,11 +51,15 @@ extension TLSConnection {
             case SSL_ERROR_WANT_WRITE: events = Int32(POLLOUT)
             case SSL_ERROR_SYSCALL:
                 let errnoCode = POSIX.lastError
-                let queue = OpenSSLErrorQueue.drain()
-                let reason = errnoCode == 0 ? "the peer closed the connection" : POSIX.describe(errnoCode)
-                throw .handshakeFailed(peer: remote, queue: "\(reason) (\(queue))")
+                OpenSSLErrorQueue.clear()
+                switch errnoCode {
+                case 0: throw .handshakeInterrupted(peer: remote, reason: "the peer closed the connection")
+                case ECONNRESET, EPIPE:
+                    throw .handshakeInterrupted(peer: remote, reason: POSIX.describe(errnoCode))
+                default: throw .io(peer: remote, operation: "TLS handshake", reason: POSIX.describe(errnoCode))
+                }
             default:
-                throw .handshakeFailed(peer: remote, queue: OpenSSLErrorQueue.drain())
+                throw classifiedFailure(peer: remote)
             }
             switch POSIX.wait(fd, for: Int16(events), until: deadline) {
             case .ready: continue
@@ -72,4 +76,38 @@ extension TLSConnection {
         guard !der.isEmpty else { throw .noPeerCertificate(peer: remote) }
         return NodeID(certificateDER: der)
     }
+
+    /// What a failed handshake means: a connection that simply ended (EOF or reset, no alert) is
+    /// a busy or restarting peer and worth retrying; anything else, an alert or a refused
+    /// certificate, is a real refusal (Protocol.md §2).
+    private static func classifiedFailure(peer remote: String) -> TLSError {
+        let last = ERR_peek_last_error()
+        if ERR_GET_LIB(last) == ERR_LIB_SSL && ERR_GET_REASON(last) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+            OpenSSLErrorQueue.clear()
+            return .handshakeInterrupted(peer: remote, reason: "the peer closed the connection")
+        }
+        if ERR_GET_LIB(last) == ERR_LIB_SYS {
+            let errnoCode = ERR_GET_REASON(last)
+            if errnoCode == ECONNRESET || errnoCode == EPIPE {
+                OpenSSLErrorQueue.clear()
+                return .handshakeInterrupted(peer: remote, reason: POSIX.describe(errnoCode))
+            }
+        }
+        if ERR_GET_LIB(last) == ERR_LIB_SSL && !refusalReasons.contains(ERR_GET_REASON(last)) {
+            // No common TLS version, a malformed or corrupted record: the peer speaks another
+            // protocol, which is not a verdict on who we are.
+            return .protocolFailure(peer: remote, queue: OpenSSLErrorQueue.drain())
+        }
+        return .handshakeFailed(peer: remote, queue: OpenSSLErrorQueue.drain())
+    }
+
+    /// The handshake failures that mean "identity refused": the alerts a peer sends about our
+    /// certificate (or its absence), and our own refusal of its certificate.
+    private static let refusalReasons: Set<Int32> = [
+        SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE, SSL_R_SSLV3_ALERT_BAD_CERTIFICATE,
+        SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+        SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
+        SSL_R_TLSV1_ALERT_ACCESS_DENIED, SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED, SSL_R_CERTIFICATE_VERIFY_FAILED,
+        SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE,
+    ].map { Int32($0) }.reduce(into: []) { $0.insert($1) }
 }

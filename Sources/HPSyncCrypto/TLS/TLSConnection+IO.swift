@@ -13,6 +13,21 @@ extension TLSConnection {
     /// arrives in time, `unexpectedEOF` when TCP ends without close_notify (a truncation attack
     /// looks like this), `connectionReset` on RST.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> Int {
+        try read(into: buffer, limit: nil)
+    }
+
+    /// Like `read(into:)`, but also throws `timedOut` once `limit` has passed with nothing to
+    /// read, however short the wait: for what must arrive by a fixed time (a server's Hello
+    /// deadline), which a silent peer must not stretch to the idle timeout.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, before limit: ContinuousClock.Instant)
+        throws(TLSError) -> Int
+    {
+        try read(into: buffer, limit: limit)
+    }
+
+    private func read(into buffer: UnsafeMutableRawBufferPointer, limit: ContinuousClock.Instant?) throws(TLSError)
+        -> Int
+    {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         try ensureUsable()
         var deadline = ContinuousClock.now + idleTimeout
@@ -23,6 +38,7 @@ extension TLSConnection {
             if result == 1 { return count }
             let code = SSL_get_error(ssl, result)
             if code == SSL_ERROR_ZERO_RETURN { return 0 }
+            if let limit { deadline = min(deadline, limit) }
             try waitOrThrow(code, operation: "read", deadline: &deadline)
         }
     }

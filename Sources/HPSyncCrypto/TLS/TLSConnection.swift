@@ -85,6 +85,19 @@ public final class TLSConnection: @unchecked Sendable {
         POSIX.closeDescriptor(fd)
     }
 
+    /// Reads and discards what the peer still sends until it closes, fails or `duration` has
+    /// passed, then closes ("lingering close"): closing with unread bytes makes the kernel send a
+    /// reset, which can overtake the last message we sent.
+    public func closeAfterDraining(for duration: Duration) {
+        let deadline = ContinuousClock.now + duration
+        var scratch = [UInt8](repeating: 0, count: 64 << 10)
+        while ContinuousClock.now < deadline {
+            let count = (try? scratch.withUnsafeMutableBytes { try read(into: $0, before: deadline) }) ?? 0
+            if count == 0 { break }
+        }
+        close()
+    }
+
     /// Whether `close()` has run.
     public var isOpen: Bool {
         lifecycle.lock()

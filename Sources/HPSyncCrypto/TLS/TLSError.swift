@@ -24,6 +24,9 @@ public enum TLSError: Error, CustomStringConvertible, Sendable {
     case timedOut(operation: String, after: Duration, peer: String)
     /// The TLS handshake failed (wrong version, no certificate, alert from the peer...).
     case handshakeFailed(peer: String, queue: String)
+    /// The connection ended during the TLS handshake without an alert (EOF or reset): a server
+    /// shedding load or restarting. Transient, unlike `handshakeFailed`.
+    case handshakeInterrupted(peer: String, reason: String)
     /// The server's certificate is not the one pinned for it.
     case peerMismatch(expected: NodeID, actual: NodeID)
     /// The peer completed a handshake without a certificate.
@@ -60,12 +63,17 @@ public enum TLSError: Error, CustomStringConvertible, Sendable {
         case .connectFailed(let address, let reason):
             return "cannot connect to \(address): \(reason); is `hp-sync serve` running there and the port open?"
         case .bindFailed(let address, let reason):
-            return "cannot listen on \(address): \(reason)"
+            return "cannot listen on \(address): \(reason); if another program (another `hp-sync serve`?) uses that "
+                + "port, stop it or choose another address with --listen ADDR:PORT"
         case .timedOut(let operation, let after, let peer):
             return "\(operation) with \(peer) timed out after \(after); the peer is unreachable, overloaded or stalled"
         case .handshakeFailed(let peer, let queue):
             return
                 "TLS handshake with \(peer) failed: \(queue); both sides need hp-sync's TLS 1.3 with a client certificate"
+        case .handshakeInterrupted(let peer, let reason):
+            return
+                "\(peer) ended the connection during the TLS handshake (\(reason)) without refusing us: the server is "
+                + "busy (too many connections waiting to authenticate), restarting or shutting down; try again later"
         case .peerMismatch(let expected, let actual):
             return
                 "server identity changed: expected node ID \(expected) but the server presented \(actual). The server has a new key, or another machine answers at that address. If the change is legitimate, verify \(actual) out of band and re-add the peer with it"

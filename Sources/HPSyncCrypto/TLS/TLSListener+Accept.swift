@@ -12,11 +12,9 @@ extension TLSListener {
     ///
     /// Each connection's handshake (bounded by the handshake timeout) and then `handler` run on
     /// a dedicated thread, so a slow or failing client never blocks the others. The connection
-    /// is closed when `handler` returns. Connections over the limit go to `onBusy` instead.
-    public func run(
-        handler: @escaping @Sendable (TLSConnection) -> Void,
-        onBusy: @escaping @Sendable (TLSConnection) -> Void
-    ) throws(TLSError) {
+    /// is closed, and its place in the budgets released, when `handler` returns. The handler
+    /// calls `admission.authorize()` once the peer is known to be served (see `Admission`).
+    public func run(handler: @escaping @Sendable (TLSConnection, Admission) -> Void) throws(TLSError) {
         state.lock()
         if running || stopped {
             state.unlock()
@@ -39,10 +37,19 @@ extension TLSListener {
             }
             if entries.last!.revents != 0 { continue }  // woken by stop(); the loop re-checks
             for index in entries.indices.dropLast() where entries[index].revents != 0 {
-                acceptPending(on: entries[index].fd, handler: handler, onBusy: onBusy)
+                acceptPending(on: entries[index].fd, handler: handler)
             }
         }
         logger.info("stopped accepting connections")
+    }
+
+    /// Runs `handler` for every connection whose handshake succeeds, authorizing it at once (for
+    /// servers that have no application-level authorization step); a connection past the
+    /// session budget is closed after its handshake.
+    public func run(handler: @escaping @Sendable (TLSConnection) -> Void) throws(TLSError) {
+        try run { connection, admission in
+            if admission.authorize() { handler(connection) }
+        }
     }
 
     private var isStopped: Bool {
@@ -53,8 +60,7 @@ extension TLSListener {
 
     /// Drains the accept queue of one listening socket.
     private func acceptPending(
-        on listenFD: Int32, handler: @escaping @Sendable (TLSConnection) -> Void,
-        onBusy: @escaping @Sendable (TLSConnection) -> Void
+        on listenFD: Int32, handler: @escaping @Sendable (TLSConnection, Admission) -> Void
     ) {
         while true {
             let fd = accept(listenFD, nil, nil)
@@ -73,54 +79,93 @@ extension TLSListener {
                     return
                 }
             }
-            guard POSIX.makeNonBlocking(fd) else {
+            let source = SocketAddress.peer(of: fd)?.host ?? "?"
+            guard let admission = admit(source) else {
+                // Closed before any TLS work: cheap for us, and the client sees the connection
+                // end during its handshake, which it treats as "busy, try later" (Protocol.md §2).
                 POSIX.closeDescriptor(fd)
                 continue
             }
-            dispatch(fd, handler: handler, onBusy: onBusy)
+            guard POSIX.makeNonBlocking(fd) else {
+                POSIX.closeDescriptor(fd)
+                release(admission)
+                continue
+            }
+            spawn(fd, admission: admission, body: handler)
         }
     }
 
-    private enum Slot {
-        case handler
-        case busy
-        case none
-    }
-
-    private func dispatch(
-        _ fd: Int32, handler: @escaping @Sendable (TLSConnection) -> Void,
-        onBusy: @escaping @Sendable (TLSConnection) -> Void
-    ) {
+    /// Takes a pending slot for a connection from `source`, or nil (and counts a refusal) when the
+    /// pending budget or the address's cap is full.
+    private func admit(_ source: String) -> Admission? {
         state.lock()
-        let slot: Slot
-        if active < maxConnections {
-            active += 1
-            slot = .handler
-        } else if busy < Self.maxBusyConnections {
-            busy += 1
-            slot = .busy
-        } else {
-            slot = .none
+        defer { state.unlock() }
+        let fromSource = pendingByAddress[source, default: 0]
+        guard pending < limits.pending, fromSource < limits.pendingPerAddress else {
+            refusedSinceWarning += 1
+            let now = ContinuousClock.now
+            if now - lastRefusalWarning >= .seconds(10) {
+                let reason =
+                    fromSource >= limits.pendingPerAddress
+                    ? "\(source) has \(fromSource) connections that have not authenticated yet (the cap per address)"
+                    : "\(pending) connections have not authenticated yet (the pending budget)"
+                logger.warning(
+                    "closing new connections unserved: \(reason)",
+                    metadata: ["closed": "\(refusedSinceWarning)", "source": "\(source)"])
+                refusedSinceWarning = 0
+                lastRefusalWarning = now
+            }
+            return nil
         }
-        state.unlock()
-        switch slot {
-        case .handler:
-            spawn(fd, body: handler, isBusy: false)
-        case .busy:
-            logger.warning("connection limit of \(maxConnections) reached; answering busy")
-            spawn(fd, body: onBusy, isBusy: true)
-        case .none:
-            logger.warning("connection limit reached and busy replies saturated; dropping a connection")
-            POSIX.closeDescriptor(fd)
+        pending += 1
+        pendingByAddress[source] = fromSource + 1
+        return Admission(source: source, listener: self)
+    }
+
+    /// Moves `admission` from pending to a session slot if one is free (`Admission.authorize`).
+    func promote(_ admission: Admission) -> Bool {
+        state.lock()
+        defer { state.unlock() }
+        switch admission.stage {
+        case .session: return true
+        case .released: return false
+        case .pending:
+            guard sessions < limits.sessions else { return false }
+            sessions += 1
+            leavePending(admission.source)
+            admission.stage = .session
+            return true
         }
     }
 
-    private func spawn(_ fd: Int32, body: @escaping @Sendable (TLSConnection) -> Void, isBusy: Bool) {
+    /// Gives back whatever `admission` holds; signals `waitForHandlers`.
+    private func release(_ admission: Admission) {
+        state.lock()
+        switch admission.stage {
+        case .pending: leavePending(admission.source)
+        case .session: sessions -= 1
+        case .released: break
+        }
+        admission.stage = .released
+        state.broadcast()
+        state.unlock()
+    }
+
+    /// Call with `state` locked.
+    private func leavePending(_ source: String) {
+        pending -= 1
+        let left = pendingByAddress[source, default: 1] - 1
+        pendingByAddress[source] = left > 0 ? left : nil
+    }
+
+    private func spawn(
+        _ fd: Int32, admission: Admission, body: @escaping @Sendable (TLSConnection, Admission) -> Void
+    ) {
         let context = context
         let timeouts = timeouts
         let logger = logger
         let thread = Thread { [self] in
-            defer { finished(isBusy: isBusy) }
+            defer { release(admission) }
             let connection: TLSConnection
             do {
                 connection = try TLSConnection.accept(fd: fd, context: context, timeouts: timeouts, logger: logger)
@@ -128,18 +173,11 @@ extension TLSListener {
                 logger.notice("TLS handshake refused: \(error)")
                 return
             }
-            body(connection)
+            body(connection, admission)
             connection.close()
         }
-        thread.name = isBusy ? "hp-sync busy reply" : "hp-sync connection"
+        thread.name = "hp-sync connection"
         thread.stackSize = 1 << 20
         thread.start()
-    }
-
-    private func finished(isBusy: Bool) {
-        state.lock()
-        if isBusy { busy -= 1 } else { active -= 1 }
-        state.broadcast()
-        state.unlock()
     }
 }

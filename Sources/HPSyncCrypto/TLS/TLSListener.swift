@@ -10,16 +10,15 @@ import Logging
 /// Accepts TLS 1.3 connections on one or more addresses and serves each on its own thread.
 ///
 /// Sync sessions are sequential conversations, so each accepted connection gets a dedicated
-/// `Thread` (never Swift's cooperative pool) for its handshake and handler. At most
-/// `maxConnections` run at once; a few more are handshaken and given to `onBusy` so the caller
-/// can say "busy" instead of a silent drop, and beyond that sockets are closed straight away.
+/// `Thread` (never Swift's cooperative pool) for its handshake and handler. The budgets of
+/// `ConnectionLimits` bound them: a connection past the pending budget or its address's cap is
+/// closed at once, before any TLS work (the client sees the connection end during the
+/// handshake, which it treats as "busy, try later"); an authorized session past the session
+/// budget is the handler's to refuse politely (`Admission.authorize()` returns false).
 public final class TLSListener: @unchecked Sendable {
-    /// Connections past the limit that still get a handshake and `onBusy`.
-    public static let maxBusyConnections = 8
-
     /// The addresses actually bound, with the kernel's port when 0 was asked for.
     public let boundAddresses: [(host: String, port: UInt16)]
-    public let maxConnections: Int
+    public let limits: ConnectionLimits
 
     let context: TLSContext
     let timeouts: TLSTimeouts
@@ -30,8 +29,13 @@ public final class TLSListener: @unchecked Sendable {
     let wakeWrite: Int32
     /// Guards the counters and flags below; signalled whenever a connection thread ends.
     let state = NSCondition()
-    var active = 0
-    var busy = 0
+    var sessions = 0
+    var pending = 0
+    var pendingByAddress: [String: Int] = [:]
+    /// Connections closed unserved since the last warning (the log says it once a while, not
+    /// once per connection of a flood).
+    var refusedSinceWarning = 0
+    var lastRefusalWarning = ContinuousClock.now - .seconds(60)
     var stopped = false
     var running = false
     var descriptorsClosed = false
@@ -39,10 +43,9 @@ public final class TLSListener: @unchecked Sendable {
     /// Binds every address (IPv4/IPv6 literals, "[::1]", host names: each address a name
     /// resolves to), with SO_REUSEADDR; port 0 picks an ephemeral port.
     public init(
-        identity: NodeIdentity, bind addresses: [(host: String, port: UInt16)], maxConnections: Int = 64,
+        identity: NodeIdentity, bind addresses: [(host: String, port: UInt16)], limits: ConnectionLimits = .init(),
         timeouts: TLSTimeouts = .init(), logger: Logger
     ) throws(TLSError) {
-        precondition(maxConnections > 0, "maxConnections must be positive")
         _ = POSIX.sigpipeIgnored
         context = try TLSContext(identity: identity, role: .server)
         var descriptors: [Int32] = []
@@ -69,7 +72,7 @@ public final class TLSListener: @unchecked Sendable {
         wakeWrite = pipeEnds[1]
         listenDescriptors = descriptors
         boundAddresses = bound
-        self.maxConnections = maxConnections
+        self.limits = limits
         self.timeouts = timeouts
         self.logger = logger
     }
@@ -80,11 +83,18 @@ public final class TLSListener: @unchecked Sendable {
         POSIX.closeDescriptor(wakeWrite)
     }
 
-    /// Handlers (and busy replies) running now, handshakes included.
+    /// Connections being served now: pending ones (handshakes included) and sessions.
     public var activeConnections: Int {
         state.lock()
         defer { state.unlock() }
-        return active
+        return sessions + pending
+    }
+
+    /// Connections that hold a session slot now.
+    public var activeSessions: Int {
+        state.lock()
+        defer { state.unlock() }
+        return sessions
     }
 
     /// Stops accepting: wakes `run()`, which closes the listening sockets and returns.
@@ -104,8 +114,8 @@ public final class TLSListener: @unchecked Sendable {
                 + Double(timeout.components.attoseconds) / 1e18)
         state.lock()
         defer { state.unlock() }
-        while active + busy > 0 {
-            if !state.wait(until: deadline) { return active + busy == 0 }
+        while sessions + pending > 0 {
+            if !state.wait(until: deadline) { return sessions + pending == 0 }
         }
         return true
     }

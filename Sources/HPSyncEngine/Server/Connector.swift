@@ -36,8 +36,16 @@ public struct Connector: Sendable {
             }
             return Target(name: peer.name, address: address, nodeID: peer.nodeID)
         }
+        let peers = try store.peers()
+        // A bare word ("primray") is far more often a mistyped peer name than a host on the
+        // local network; dialing it would turn a typo into a network outage in cron mail.
+        if !text.contains("."), !text.contains(":"), text != "localhost" {
+            let names = peers.map(\.name)
+            throw ConnectError.unknownPeerName(
+                text, known: names, closest: NameSuggestion.closest(to: text, among: names))
+        }
         guard let address = PeerAddress(parsing: text) else { throw ConnectError.badAddress(text) }
-        for peer in try store.peers() {
+        for peer in peers {
             if let known = peer.address.flatMap({ PeerAddress(parsing: $0) }), known == address {
                 return Target(name: peer.name, address: address, nodeID: peer.nodeID)
             }
@@ -65,6 +73,8 @@ public struct Connector: Sendable {
 public enum ConnectError: Error, CustomStringConvertible, Equatable {
     case peerWithoutAddress(String)
     case badAddress(String)
+    /// A bare word that names no peer (and is not HOST:PORT or a dotted host name).
+    case unknownPeerName(String, known: [String], closest: String?)
     case unknownServer(address: PeerAddress, nodeID: NodeID)
     case knownNodeAtNewAddress(address: PeerAddress, peer: String, nodeID: NodeID)
 
@@ -75,6 +85,13 @@ public enum ConnectError: Error, CustomStringConvertible, Equatable {
                 "peer '\(name)' has no address; give it one with: hp-sync peer rm \(name) && hp-sync peer add \(name) NODE-ID --address HOST[:PORT]"
         case .badAddress(let text):
             return "'\(text)' is neither a known peer name nor a HOST[:PORT] address; see `hp-sync peer list`"
+        case .unknownPeerName(let name, let known, let closest):
+            let suggestion = closest.map { " Did you mean '\($0)'?" } ?? ""
+            let list =
+                known.isEmpty
+                ? "no peers are listed yet (`hp-sync peer add`)" : "peers: \(known.joined(separator: ", "))"
+            return "'\(name)' is not a peer name (\(list)).\(suggestion) To reach a host that is not a peer, "
+                + "give HOST:PORT or a dotted host name"
         case .unknownServer(let address, let nodeID):
             return """
                 the server at \(address) is not a known peer; nothing was synced.

@@ -6,11 +6,14 @@ import Logging
 import Synchronization
 
 /// `hp-sync serve`: accepts TLS connections and runs one `ServerSession` per connection on its
-/// own thread, refuses connections past the limit with ERROR_BUSY, and shuts down gracefully.
+/// own thread, refuses authorized clients past the session limit with ERROR_BUSY, and shuts
+/// down gracefully. Connections that have not said an authorized Hello yet live in the
+/// listener's separate pending budget (`ConnectionLimits`).
 public final class SyncServer: Sendable {
     public struct Configuration: Sendable {
         public var addresses: [(host: String, port: UInt16)] = [("0.0.0.0", ProtocolLimits.defaultPort)]
-        public var maxConnections = 64
+        /// Sessions and, separately, connections that have not said an authorized Hello yet.
+        public var limits = ConnectionLimits()
         public var timeouts = TLSTimeouts()
         /// How long a shutdown waits for sessions in flight to finish their page.
         public var shutdownGrace: Duration = .seconds(30)
@@ -29,7 +32,7 @@ public final class SyncServer: Sendable {
         self.logger = logger
         self.configuration = configuration
         self.listener = try TLSListener(
-            identity: identity, bind: configuration.addresses, maxConnections: configuration.maxConnections,
+            identity: identity, bind: configuration.addresses, limits: configuration.limits,
             timeouts: configuration.timeouts, logger: logger)
     }
 
@@ -43,25 +46,17 @@ public final class SyncServer: Sendable {
         let logger = self.logger
         let handshakeTimeout = configuration.timeouts.handshake
         let isStopping: @Sendable () -> Bool = { [weak self] in self?.stopping.load(ordering: .relaxed) ?? true }
-        try listener.run(
-            handler: { connection in
-                var log = logger
-                log[metadataKey: "remote"] = "\(connection.remoteAddress)"
-                // What arrives before authorization gets the handshake's time limit: no slot is
-                // held by a trickle.
-                ServerSession(
-                    store: store, logger: log, preAuthorizationDeadline: .now + handshakeTimeout,
-                    shouldStop: isStopping
-                )
-                .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
-            },
-            onBusy: { connection in
-                logger.notice("refused connection: busy", metadata: ["remote": "\(connection.remoteAddress)"])
-                let busy = PeerErrorMessage(
-                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
-                try? FramedChannel(stream: connection).send(.error(busy))
-                connection.close()
-            })
+        try listener.run { connection, admission in
+            var log = logger
+            log[metadataKey: "remote"] = "\(connection.remoteAddress)"
+            // What arrives before authorization gets the handshake's time limit: no slot is
+            // held by a silent or trickling client.
+            ServerSession(
+                store: store, logger: log, preAuthorizationDeadline: .now + handshakeTimeout,
+                admit: { admission.authorize() }, shouldStop: isStopping
+            )
+            .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
+        }
         return listener.waitForHandlers(timeout: configuration.shutdownGrace)
     }
 

@@ -19,13 +19,19 @@ public final class ServerSession {
     var announcing: (@Sendable (Int64) -> Int64)?
     /// Tests only: entries per manifest page of a pull.
     var pageSize = ProtocolLimits.manifestPageSize
+    private let admit: () -> Bool
 
-    /// - Parameter preAuthorizationDeadline: when every frame the client sends before it is
-    ///   authorized (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
+    /// - Parameters:
+    ///   - preAuthorizationDeadline: when every frame the client sends before it is authorized
+    ///     (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
+    ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
+    ///     and the client is told ERROR_BUSY instead of the server's Hello.
     public init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, shouldStop: @escaping @Sendable () -> Bool = { false }
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        shouldStop: @escaping @Sendable () -> Bool = { false }
     ) {
+        self.admit = admit
         self.store = store
         self.logger = logger
         self.software = software
@@ -103,6 +109,12 @@ public final class ServerSession {
             serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds())
         switch decision {
         case .accept(let reply):
+            guard admit() else {
+                let busy = PeerErrorMessage(
+                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
+                try? channel.send(.error(busy))
+                throw ServerRefusal(error: busy)
+            }
             try channel.send(.hello(reply))
             clockSkew = ClockSkew(
                 peer: peer.map { "peer \($0.name)" } ?? "node \(certificateNodeID.short)",
@@ -227,13 +239,26 @@ public final class ServerSession {
         case SyncError.refusedByPeer(let peerError):
             logger.notice("client ended the session", metadata: ["reason": "\(peerError.message)"])
         default:
+            var code = WireErrorCode.internalError
             if var message = PeerErrorMessage(endingSessionFor: error) {
-                if message.code == .internalError && !(error is StoreError) {
-                    message.message = "server error: \(error)"
+                code = message.code
+                switch error {
+                case StoreError.diskFull:
+                    // The client's user cannot free the space, and our paths are none of its business.
+                    message.message =
+                        "the server's disk is full (no space left where its store is); nothing half-done was kept, "
+                        + "and the next run resumes from the last committed page once the server's administrator "
+                        + "frees space"
+                case is StoreError: break
+                default: if code == .internalError { message.message = "server error: \(error)" }
                 }
                 try? channel.send(.error(message))
             }
             logger.warning("session failed", metadata: ["error": "\(error)"])
+            // A client in the middle of a push may have megabytes of image chunks in flight;
+            // closing with them unread makes the kernel answer with a reset, which can overtake
+            // the Error, and the client would say "connection reset" instead of (say) "disk full".
+            if code == .internalError { channel.closeAfterDraining(for: .seconds(2)) }
         }
     }
 }

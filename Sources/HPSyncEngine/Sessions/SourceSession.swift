@@ -137,7 +137,8 @@ final class SourceSession {
                 SyncReport.Refusal(
                     key: wanted.key.rawValue,
                     reason: "its image file (SHA-256 \(wanted.digest)) is missing or damaged here; restore it with "
-                        + "`hp-sync verify --repair --from PEER` or `hp-sync image set \(wanted.key) FILE`, then sync again"))
+                        + "`hp-sync verify --repair --from PEER` or `hp-sync image set \(wanted.key) FILE`, then sync again"
+                ))
             return
         }
     }

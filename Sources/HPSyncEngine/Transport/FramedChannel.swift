@@ -62,6 +62,10 @@ public final class FramedChannel: MessageChannel {
         stream.close()
     }
 
+    public func closeAfterDraining(for duration: Duration) {
+        stream.closeAfterDraining(for: duration)
+    }
+
     private func readExactly(_ count: Int, expecting: String) throws -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(count)
@@ -75,7 +79,9 @@ public final class FramedChannel: MessageChannel {
                     var filled = 0
                     while filled < missing {
                         let n = try out.withUnsafeMutableBytes { raw in
-                            try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(oldCount + filled)...]))
+                            try readSome(
+                                into: UnsafeMutableRawBufferPointer(rebasing: raw[(oldCount + filled)...]),
+                                expecting: expecting)
                         }
                         if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
                         try checkDeadline(expecting: expecting)
@@ -84,7 +90,7 @@ public final class FramedChannel: MessageChannel {
                     }
                     return out
                 }
-                let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+                let n = try buffer.withUnsafeMutableBytes { try readSome(into: $0, expecting: expecting) }
                 if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
                 try checkDeadline(expecting: expecting)
                 start = 0
@@ -98,9 +104,25 @@ public final class FramedChannel: MessageChannel {
         return out
     }
 
+    /// One read from the stream, bounded by the frame's deadline when one is set: a peer that
+    /// sends nothing at all (or only part of a frame) is cut at the deadline too, not at the
+    /// stream's idle timeout.
+    private func readSome(into target: UnsafeMutableRawBufferPointer, expecting: String) throws -> Int {
+        guard let deadline = nextFrameDeadline else { return try stream.read(into: target) }
+        do {
+            return try stream.read(into: target, before: deadline)
+        } catch  where ContinuousClock.now >= deadline {
+            throw lateFrame(expecting)
+        }
+    }
+
     private func checkDeadline(expecting: String) throws {
         if let deadline = nextFrameDeadline, ContinuousClock.now > deadline {
-            throw ProtocolError.violation("\(expecting) did not arrive in time (bytes trickling in too slowly)")
+            throw lateFrame(expecting)
         }
+    }
+
+    private func lateFrame(_ expecting: String) -> ProtocolError {
+        .violation("\(expecting) did not arrive in time")
     }
 }

@@ -20,9 +20,17 @@ public protocol MessageChannel: AnyObject {
     /// deadline) however steadily its bytes trickle in. For frames read before authorization.
     func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?)
     func close()
+    /// Reads and drops what the peer still sends until it closes or `duration` has passed, then
+    /// closes ("lingering close"): after an Error, so that unread bytes do not make the kernel
+    /// reset the connection before the peer has read it.
+    func closeAfterDraining(for duration: Duration)
 }
 
 extension MessageChannel {
+    public func closeAfterDraining(for duration: Duration) {
+        close()
+    }
+
     /// Receives a frame that must be a message.
     public func receiveMessage(expecting: String) throws -> Message {
         switch try receive(expecting: expecting) {

@@ -16,6 +16,9 @@ public struct RetryPolicy: Sendable {
     /// The wait before the first retry; each later wait doubles, up to `maxDelay`.
     public var initialDelay: Duration
     public var maxDelay: Duration
+    /// Each wait is spread at random over ±`jitter` of itself (0 ... 1), so that clients the
+    /// same outage or busy server turned away do not all come back at the same instant.
+    public var jitter = 0.0
 
     public init(retries: Int, initialDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(60)) {
         self.retries = retries
@@ -38,7 +41,8 @@ public struct RetryPolicy: Sendable {
         switch error {
         case let error as TLSError:
             switch error {
-            case .resolveFailed, .connectFailed, .timedOut, .connectionReset, .unexpectedEOF, .io, .closed:
+            case .resolveFailed, .connectFailed, .timedOut, .connectionReset, .unexpectedEOF, .io, .closed,
+                .handshakeInterrupted:
                 return true
             default:
                 return false
@@ -74,7 +78,7 @@ public struct RetryPolicy: Sendable {
             do {
                 return try body(attempt)
             } catch  where attempt <= retries && Self.isRetryable(error) {
-                let delay = delay(beforeRetry: attempt)
+                let delay = delay(beforeRetry: attempt) * (1 + jitter * Double.random(in: -1...1))
                 logger.notice(
                     "attempt failed, retrying",
                     metadata: [

@@ -57,7 +57,7 @@ public final class Store: Sendable {
             throw StoreError.cannotCreate(path: directory.path, reason: "\(error.localizedDescription)")
         }
         let pool = try openPool(databaseURL, configuration: configuration, createIfMissing: true)
-        let meta = try wrap {
+        let meta = try wrap(store: directory) {
             try StoreMigrations.migrator.migrate(pool)
             return try pool.write { db -> MetaRecord in
                 if let existing = try MetaRecord.fetchOne(db, key: 1) { return existing }
@@ -95,7 +95,7 @@ public final class Store: Sendable {
                 metadata: ["path": "\(directory.path)", "changed": "\(tightened.count)"])
         }
         let pool = try openPool(databaseURL, configuration: configuration, createIfMissing: false)
-        let meta = try wrap {
+        let meta = try wrap(store: directory) {
             let migrator = StoreMigrations.migrator
             if try pool.read({ try migrator.hasBeenSuperseded($0) }) {
                 throw StoreError.newerSchema("unknown migrations in \(databaseURL.path)")
@@ -146,10 +146,21 @@ public final class Store: Sendable {
                 try $0.execute(sql: "PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304")
             }
             return pool
-        } catch {
-            throw createIfMissing
-                ? StoreError.cannotCreate(path: url.path, reason: "\(error)")
-                : StoreError.database("cannot open \(url.path): \(error)")
+        } catch let error as DatabaseError {
+            let directory = url.deletingLastPathComponent()
+            let mapped = StoreError.database(error, store: directory)
+            guard createIfMissing else {
+                if case .database(let reason) = mapped {
+                    throw StoreError.database("cannot open \(url.path): \(reason)")
+                }
+                throw mapped
+            }
+            switch mapped {
+            case .diskFull: throw mapped
+            case .notWritable(_, let reason), .io(_, let reason), .database(let reason):
+                throw StoreError.cannotCreate(path: url.path, reason: reason)
+            default: throw mapped
+            }
         }
     }
 
@@ -168,7 +179,7 @@ public final class Store: Sendable {
 
     /// Runs `body` in one IMMEDIATE write transaction, mapping database errors to `StoreError`.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.wrap { try database.write(body) }
+        try wrap { try database.write(body) }
     }
 
     /// Runs a bulk apply (a sync session's sink) with the WAL allowed to grow to 64 MiB before a
@@ -190,13 +201,13 @@ public final class Store: Sendable {
 
     /// Runs `sql` (pragmas) on the writer connection, outside any transaction.
     private func onWriter(_ sql: String) throws {
-        try Self.wrap { try database.writeWithoutTransaction { try $0.execute(sql: sql) } }
+        try wrap { try database.writeWithoutTransaction { try $0.execute(sql: sql) } }
     }
 
     /// Like `write`, for a transaction whose loss in a crash is harmless: it commits without
     /// fsyncing the WAL (`synchronous = NORMAL`); the next durable commit syncs it along.
     func writeWithoutSync<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.wrap {
+        try wrap {
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 let result = Result {
@@ -214,19 +225,20 @@ public final class Store: Sendable {
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.wrap { try database.read(body) }
+        try wrap { try database.read(body) }
     }
 
-    static func wrap<T>(_ body: () throws -> T) throws -> T {
+    func wrap<T>(_ body: () throws -> T) throws -> T {
+        try Self.wrap(store: directory, body)
+    }
+
+    static func wrap<T>(store directory: URL, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {
-            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw StoreError.busy(error.message ?? "database is locked")
-            }
-            throw StoreError.database("\(error)")
+            throw StoreError.database(error, store: directory)
         }
     }
 }

@@ -7,6 +7,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case storeExists(path: String)
     case cannotCreate(path: String, reason: String)
     case io(path: String, reason: String)
+    /// No space left on the file system mounted at `mountPoint`, which holds `path`.
+    case diskFull(path: String, mountPoint: String)
+    /// The store (or a file in it) cannot be written: permissions or a read-only mount.
+    case notWritable(path: String, reason: String)
     case database(String)
     case busy(String)
     case newerSchema(String)
@@ -44,6 +48,13 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "cannot create \(path): \(reason); check the directory's permissions and free space"
         case .io(let path, let reason):
             return "I/O error on \(path): \(reason); check permissions and free space, then run `hp-sync verify`"
+        case .diskFull(let path, let mountPoint):
+            return "the disk is full: no space left on the file system mounted at \(mountPoint), which holds "
+                + "\(path); free space there (`df \(mountPoint)`) and run the command again. Nothing half-done was "
+                + "kept: a sync resumes from its last committed page"
+        case .notWritable(let path, let reason):
+            return "cannot write \(path): \(reason); hp-sync needs write access to its store: run it as the "
+                + "store's owner, fix the permissions, or remount the file system read-write"
         case .database(let message):
             return "database error: \(message); if it persists run `hp-sync verify`"
         case .busy(let message):

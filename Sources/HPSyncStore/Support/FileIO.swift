@@ -18,7 +18,7 @@ enum FileIO {
     /// descriptor.
     static func create(_ path: String) throws -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError.io(path: path, reason: errorText()) }
+        guard fd >= 0 else { throw StoreError.fileSystem(path: path, errno: errno) }
         return fd
     }
 
@@ -26,7 +26,7 @@ enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw StoreError.missingImageFile(path: path) }
-            throw StoreError.io(path: path, reason: errorText())
+            throw StoreError.fileSystem(path: path, errno: errno)
         }
         return fd
     }
@@ -37,7 +37,7 @@ enum FileIO {
             let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw StoreError.io(path: path, reason: errorText())
+                throw StoreError.fileSystem(path: path, errno: errno)
             }
             offset += written
         }
@@ -49,33 +49,33 @@ enum FileIO {
             let count = read(fd, buffer.baseAddress!, buffer.count)
             if count < 0 {
                 if errno == EINTR { continue }
-                throw StoreError.io(path: path, reason: errorText())
+                throw StoreError.fileSystem(path: path, errno: errno)
             }
             return count
         }
     }
 
     static func sync(_ fd: Int32, path: String) throws {
-        guard fsync(fd) == 0 else { throw StoreError.io(path: path, reason: "fsync: \(errorText())") }
+        guard fsync(fd) == 0 else { throw StoreError.fileSystem(path: path, errno: errno, doing: "fsync") }
     }
 
     /// Makes a rename or unlink in `directory` durable.
     static func syncDirectory(_ directory: String) throws {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.io(path: directory, reason: errorText()) }
+        guard fd >= 0 else { throw StoreError.fileSystem(path: directory, errno: errno) }
         defer { close(fd) }
         try sync(fd, path: directory)
     }
 
     static func renameFile(_ from: String, _ to: String) throws {
         guard rename(from, to) == 0 else {
-            throw StoreError.io(path: to, reason: "rename from \(from): \(errorText())")
+            throw StoreError.fileSystem(path: to, errno: errno, doing: "rename from \(from)")
         }
     }
 
     static func linkFile(_ from: String, _ to: String) throws {
         guard link(from, to) == 0 else {
-            throw StoreError.io(path: to, reason: "link from \(from): \(errorText())")
+            throw StoreError.fileSystem(path: to, errno: errno, doing: "link from \(from)")
         }
     }
 

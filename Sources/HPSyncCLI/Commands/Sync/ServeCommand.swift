@@ -28,8 +28,17 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("listen"), help: "ADDR[:PORT] to listen on; repeat for several (e.g. [::]:7717).")
     var listen: [String] = []
 
-    @Option(help: "Most sessions served at once; more get a 'busy' refusal.")
+    @Option(help: "Most authorized sessions served at once; more get a 'busy' refusal.")
     var maxConnections = 64
+
+    @Option(
+        help: ArgumentHelp(
+            "Most connections still in the TLS handshake or before their Hello, from all addresses.",
+            discussion: "Beyond it new connections are closed at once; clients retry them as busy."))
+    var maxPending = 64
+
+    @Option(help: "Most connections before their Hello from one source address (a flood from one host).")
+    var maxPendingPerAddress = 8
 
     @Option(help: "Seconds a client has to complete the TLS handshake.")
     var handshakeTimeout = 10
@@ -44,8 +53,10 @@ struct ServeCommand: ParsableCommand {
         for text in listen where PeerAddress(parsing: text, listening: true) == nil {
             throw ValidationError("--listen '\(text)' is not ADDR[:PORT]")
         }
-        guard maxConnections > 0, handshakeTimeout > 0, idleTimeout > 0, grace >= 0 else {
-            throw ValidationError("--max-connections and the timeouts must be positive")
+        guard maxConnections > 0, maxPending > 0, maxPendingPerAddress > 0, handshakeTimeout > 0, idleTimeout > 0,
+            grace >= 0
+        else {
+            throw ValidationError("--max-connections, --max-pending* and the timeouts must be positive")
         }
     }
 
@@ -54,7 +65,8 @@ struct ServeCommand: ParsableCommand {
         let store = try options.openStore(logger: logger)
         let identity = try options.loadIdentity()
         var configuration = SyncServer.Configuration()
-        configuration.maxConnections = maxConnections
+        configuration.limits = ConnectionLimits(
+            sessions: maxConnections, pending: maxPending, pendingPerAddress: maxPendingPerAddress)
         configuration.timeouts.handshake = .seconds(handshakeTimeout)
         configuration.timeouts.idle = .seconds(idleTimeout)
         configuration.shutdownGrace = .seconds(grace)

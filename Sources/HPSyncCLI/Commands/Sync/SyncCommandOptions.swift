@@ -88,6 +88,9 @@ struct SyncCommandOptions: ParsableArguments {
     }
 
     var retryPolicy: RetryPolicy {
-        RetryPolicy(retries: retries, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
+        var policy = RetryPolicy(retries: retries, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
+        // A server that sheds load turns many clients away at once; spread their returns.
+        policy.jitter = 0.25
+        return policy
     }
 }

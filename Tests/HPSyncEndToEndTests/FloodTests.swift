@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// Regression (issue 13): 80 plain TCP connections from one host filled the server's slots and
+/// the server closed further connections before TLS, which a trusted peer's `pull --retries 3`
+/// reported as an authentication failure (77, never retried) after 0.0 s.
+///
+/// A small check for CI; `Scripts/torture --flood` measures idle, slowloris and no-Hello floods
+/// of hundreds of connections with 20 peers pulling through them (figures in RELIABILITY.md).
+@Suite(.serialized) struct FloodTests {
+    @Test func idleConnectionsFromOneHostLockNoPeerOut() throws {
+        let pair = try SyncCommandTests.Pair()
+        defer { pair.cleanUp() }
+        try pair.primary.run(["add", "--name", "Lamp"])
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(pair.primary, extra: ["--handshake-timeout", "5"])
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+
+        // Another host (127.0.0.2: Linux routes all of 127/8 to lo) opens 80 connections and
+        // never starts TLS; all but its pending cap are closed at once.
+        let flood = (0..<80).map { _ in HeldConnection(port: server.port, from: "127.0.0.2") }
+        defer { flood.forEach { $0.close() } }
+        let connected = flood.allSatisfy { $0.isConnected }
+        try #require(connected, "cannot connect from 127.0.0.2 on this machine")
+        Thread.sleep(forTimeInterval: 0.3)
+        let pulled = try pair.backup.run(["pull", "primary", "--retries", "3", "--retry-delay", "0.2"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(try pair.backup.run(["list"]).text.contains("Lamp"))
+    }
+
+    @Test func aServerSheddingConnectionsBeforeTLSIsBusyNotARefusal() throws {
+        let pair = try SyncCommandTests.Pair()
+        defer { pair.cleanUp() }
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(
+            pair.primary, extra: ["--handshake-timeout", "5", "--max-pending-per-address", "4"])
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        // The flood comes from the peer's own address, so its pull finds the cap full.
+        let flood = (0..<80).map { _ in HeldConnection(port: server.port) }
+        defer { flood.forEach { $0.close() } }
+        Thread.sleep(forTimeInterval: 0.3)
+        let pulled = try pair.backup.run(["pull", "primary"])
+        #expect(pulled.status == 75, "a server shedding load is 'try later', not 'fix trust': \(pulled.stderr)")
+        #expect(pulled.stderr.contains("busy"), "\(pulled.stderr)")
+    }
+}
