@@ -23,6 +23,8 @@ public struct HPSyncCommand: ParsableCommand {
     /// Parses the command line, runs the command and exits with a documented `ExitStatus`;
     /// errors are printed on stderr as `hp-sync: error: ...`.
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        let arguments = GlobalArguments.relocated(
+            arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

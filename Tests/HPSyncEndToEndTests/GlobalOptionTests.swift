@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@Suite("global options before or after the subcommand, run as a binary")
+struct GlobalOptionTests {
+    @Test func storeAndLogLevelBeforeTheSubcommand() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let store = runner.store.path
+        let created = try runner.run(["--store", store, "init"], withStore: false)
+        #expect(created.status == 0, "\(created.stderr)")
+        let added = try runner.run(["--store=\(store)", "add", "--name", "Lamp"], withStore: false)
+        #expect(added.status == 0, "\(added.stderr)")
+        let listed = try runner.run(["--log-level", "error", "--store", store, "list"], withStore: false)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.text.contains("Lamp"))
+        // Between the group and its subcommand, as in `git remote -v show`.
+        let peers = try runner.run(["peer", "--store", store, "list"], withStore: false)
+        #expect(peers.status == 0, "\(peers.stderr)")
+    }
+
+    @Test func theOptionNearerTheCommandWins() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        try runner.run(["add", "--name", "Lamp"])
+        let elsewhere = runner.root.appendingPathComponent("elsewhere").path
+        let listed = try runner.run(["--store", elsewhere, "list"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.text.contains("Lamp"))
+        let missing = try runner.run(["--store", runner.store.path, "list", "--store", elsewhere], withStore: false)
+        #expect(missing.status == 66)
+    }
+
+    @Test func aBadGlobalOptionIsAUsageError() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let result = try runner.run(["--log-level", "loud", "list"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("unknown log level 'loud'"))
+    }
+}
