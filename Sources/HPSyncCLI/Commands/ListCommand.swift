@@ -25,7 +25,7 @@ struct ListCommand: ParsableCommand {
                 continue
             }
             rows.append([
-                item.key.rawValue, item.name.replacingOccurrences(of: "\n", with: " "), item.serialNumber ?? "-",
+                item.key.rawValue, item.name, item.serialNumber ?? "-",
                 String(item.valueInDollars),
                 String(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds).prefix(10)),
                 item.image.map { "yes (\($0.size) B)" } ?? "no",

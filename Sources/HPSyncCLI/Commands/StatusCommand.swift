@@ -85,7 +85,8 @@ struct StatusCommand: ParsableCommand {
             ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0)
         }) {
             lines.append(
-                "  last error: \(when(failed.lastFailureAt)) \(failed.direction.rawValue): \(failed.lastError!)")
+                "  last error: \(when(failed.lastFailureAt)) \(failed.direction.rawValue): \(TerminalText.escaped(failed.lastError!))"
+            )
         }
         lines.append(
             "  stale:      \(lastSuccess.map { AgeText.describe(seconds: (now - $0) / 1000) } ?? "never synced")")

@@ -56,7 +56,7 @@ struct TrashRestoreCommand: ParsableCommand {
         let store = try options.openStore()
         let itemKey = try TrashListCommand.key(key, in: store)
         let item = try store.restoreFromTrash(key: itemKey, id: id)
-        Output.write("restored \(item.key) (\(item.name)) as version \(item.version)\n")
+        Output.write("restored \(item.key) (\(TerminalText.escaped(item.name))) as version \(item.version)\n")
     }
 }
 
