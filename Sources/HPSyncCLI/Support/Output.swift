@@ -54,6 +54,17 @@ enum Output {
         }
     }
 
+    /// Refuses (exit 73) to replace an existing file unless `force`, as the README promises. A
+    /// directory there is left to the write, which fails naming it ("cannot write").
+    static func checkOverwrite(_ path: String, force: Bool) throws {
+        var isDirectory: ObjCBool = false
+        guard !force, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+        else { return }
+        throw CommandFailure(
+            status: .cannotCreate,
+            description: "\(path) exists; give --force to overwrite it, or choose another path")
+    }
+
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
         let handle = fd == STDERR_FILENO ? FileHandle.standardError : FileHandle.standardOutput
         try? handle.write(contentsOf: bytes)
