@@ -30,7 +30,10 @@ public struct HPSyncCommand: ParsableCommand {
             try command.run()
             Foundation.exit(ExitStatus.ok.rawValue)
         } catch {
-            Foundation.exit(report(error))
+            let status = report(error)
+            // Codes below 64 mean the command did its work (its JSON is out already).
+            if status >= ExitStatus.usage.rawValue, Output.wantsJSON(arguments) { Output.jsonError(code: status) }
+            Foundation.exit(status)
         }
     }
 

@@ -23,9 +23,12 @@ struct StatusCommand: ParsableCommand {
     @Option(name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).")
     var checkedPeers: [String] = []
 
+    @Flag(help: "Print JSON (store, counts, and per peer its last syncs, error and staleness).") var json = false
+
     func run() throws {
         let store = try options.openStore()
         let status = try store.status()
+        if json { return try runJSON(store, status) }
         Output.write(
             """
             store:      \(store.directory.path)
@@ -49,6 +52,12 @@ struct StatusCommand: ParsableCommand {
             Output.write(Self.describe(peer, mine, lastSuccess: lastSuccess, now: now))
         }
         guard let check else { return }
+        let stale = try staleness(peers, freshness: freshness, check: check, now: now)
+        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
+    }
+
+    /// One line per checked peer that has not synced within `check`.
+    func staleness(_ peers: [Peer], freshness: [String: Int64?], check: Age, now: Int64) throws -> [String] {
         for name in checkedPeers where !peers.contains(where: { $0.name == name }) {
             throw StoreError.unknownPeer(name)
         }
@@ -62,7 +71,7 @@ struct StatusCommand: ParsableCommand {
             let age = (now - last) / 1000
             if age > check.seconds { stale.append("\(name) last synced \(AgeText.describe(seconds: age)) ago") }
         }
-        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
+        return stale
     }
 
     static func describe(_ peer: Peer, _ states: [PeerSyncState], lastSuccess: Int64?, now: Int64) -> String {

@@ -28,6 +28,7 @@ enum Output {
     }
 
     static func error(_ text: String) {
+        lastError = text
         writeBytes(
             Array("hp-sync: error: \(TerminalText.escaped(text, keepingNewlines: true))\n".utf8), to: STDERR_FILENO)
     }

@@ -69,4 +69,12 @@ extension Store {
         writer.raw("\n")
         return Data(writer.bytes)
     }
+
+    /// One item as a JSON object in the export's item format.
+    public func itemJSON(_ item: Item) -> Data {
+        var writer = ExportWriter(capacity: 320)
+        writer.append(item)
+        writer.raw("\n")
+        return Data(writer.bytes)
+    }
 }
