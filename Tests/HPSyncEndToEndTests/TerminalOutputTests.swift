@@ -30,8 +30,9 @@ struct TerminalOutputTests {
         #expect(list.status == 0)
         #expect(!list.stdout.contains(0x1B) && !list.stdout.contains(7) && !list.stdout.contains(0x09))
         #expect(list.text.contains("Lamp\\e[2J\\u{0007}\\u{202E}gpj.exe\\tx\\ny"))
-        #expect(list.text.split(separator: "\n").count == 2)
-        let key = try #require(list.text.split(separator: "\n").last?.split(separator: " ").first.map(String.init))
+        #expect(list.text.split(separator: "\n").count == 3)  // header, item, totals
+        let key = try #require(
+            list.text.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
         let show = try runner.run(["show", key])
         #expect(show.text.contains("name:     Lamp\\e[2J\\u{0007}\\u{202E}gpj.exe\\tx\\ny\n"))
         #expect(!show.stdout.contains(0x1B))
