@@ -8,15 +8,27 @@ struct ImportCommand: ParsableCommand {
         commandName: "import", abstract: "Import an export file (idempotent: newer versions win).")
 
     @OptionGroup var options: StoreOptions
-    @Argument(help: "A file written by `hp-sync export`.") var file: String
+    @Argument(help: "A file written by `hp-sync export` (JSON, or CSV from --format csv).") var file: String
     @Option(help: "The directory of images written by `export --images`.") var images: String?
 
     func run() throws {
         let store = try options.openStore()
         let start = ContinuousClock.now
-        let changes = try store.importJSON(
-            from: URL(fileURLWithPath: file),
-            imagesDirectory: images.map { URL(fileURLWithPath: $0, isDirectory: true) })
+        let url = URL(fileURLWithPath: file)
+        let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let changes =
+            try Self.isJSON(url)
+            ? try store.importJSON(from: url, imagesDirectory: imagesURL)
+            : try store.importCSV(from: url, imagesDirectory: imagesURL)
         Output.write(Output.summary(changes, milliseconds: Output.milliseconds(since: start)) + "\n")
+    }
+
+    /// JSON exports start with `{`; anything else is read as CSV (a missing file is reported by
+    /// the import itself).
+    static func isJSON(_ url: URL) throws -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return true }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        return head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "{")
     }
 }
