@@ -21,7 +21,7 @@ struct GCCommand: ParsableCommand {
 
     @Flag(help: "Ignore peers that have not synced since (they get a full reconciliation later).") var force = false
 
-    @Flag(help: "Show what would be dropped and drop nothing.") var dryRun = false
+    @Flag(name: [.customShort("n"), .long], help: "Show what would be dropped and drop nothing.") var dryRun = false
 
     @Flag(help: "Print JSON: dropped, kept, cutoff, horizon, the peer that held it back.") var json = false
 

@@ -10,12 +10,19 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @Argument(help: "A file written by `hp-sync export` (JSON, or CSV from --format csv).") var file: String
     @Option(help: "The directory of images written by `export --images`.") var images: String?
+    @Flag(name: [.customShort("n"), .long], help: "Show what would change and write nothing.") var dryRun = false
 
     func run() throws {
         let store = try options.openStore()
         let start = ContinuousClock.now
         let url = URL(fileURLWithPath: file)
         let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        if dryRun {
+            let changes = try store.importPreview(from: url, csv: !Self.isJSON(url))
+            Output.write(
+                DryRun.listing(changes) + "dry run, nothing written: would have " + Output.summary(changes) + "\n")
+            return
+        }
         let changes =
             try Self.isJSON(url)
             ? try store.importJSON(from: url, imagesDirectory: imagesURL)

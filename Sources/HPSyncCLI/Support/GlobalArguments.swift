@@ -12,7 +12,7 @@ enum GlobalArguments {
     /// Options that take a value (`--store DIR` or `--store=DIR`).
     static let valued: Set<String> = ["--store", "--log-level"]
     /// Flags that stand alone.
-    static let flags: Set<String> = []
+    static let flags: Set<String> = ["-v", "-vv", "-vvv"]
 
     /// `arguments` (without the program name) with leading global options moved after the
     /// subcommand path; unchanged when there are none or no subcommand follows them.

@@ -17,6 +17,11 @@ struct StoreOptions: ParsableArguments {
     )
     var logLevel: String?
 
+    @Flag(
+        name: .customShort("v"),
+        help: "More detail on stderr: -v info, -vv debug, -vvv trace (--log-level, if given, decides).")
+    var verbosity: Int
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError(
@@ -47,7 +52,9 @@ struct StoreOptions: ParsableArguments {
     /// A logger writing to stderr at the chosen level (stdout carries results only).
     func makeLogger(default level: Logger.Level = .warning) -> Logger {
         var logger = Logger(label: "hp-sync") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? level
+        let verbose: [Logger.Level] = [.info, .debug, .trace]
+        let asked = verbosity > 0 ? min(verbose[min(verbosity, verbose.count) - 1], level) : level
+        logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? asked
         return logger
     }
 

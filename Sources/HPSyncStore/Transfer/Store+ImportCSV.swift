@@ -9,6 +9,19 @@ extension Store {
     /// new item when the key is new), rows equal to it change nothing, so re-importing a file
     /// changes nothing. Without an image column the local image stays; an empty one removes it.
     public func importCSV(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
+        let exported = try csvChanges(from: url)
+        var changes = ChangeSet()
+        var start = 0
+        while start < exported.count {
+            let end = min(start + Self.importBatchSize, exported.count)
+            changes.formUnion(try importBatch(Array(exported[start..<end]), imagesDirectory: imagesDirectory))
+            start = end
+        }
+        return changes
+    }
+
+    /// The rows of the CSV at `url` that differ from the local items, as unversioned records.
+    func csvChanges(from url: URL) throws -> [ExportedItem] {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -30,14 +43,7 @@ extension Store {
             if let local = try self.item(item.key), !local.deleted, Self.same(local, item) { continue }
             exported.append(item)
         }
-        var changes = ChangeSet()
-        var start = 0
-        while start < exported.count {
-            let end = min(start + Self.importBatchSize, exported.count)
-            changes.formUnion(try importBatch(Array(exported[start..<end]), imagesDirectory: imagesDirectory))
-            start = end
-        }
-        return changes
+        return exported
     }
 
     private func csvItem(_ row: [String], columns: [String: Int], line: Int) throws -> ExportedItem {

@@ -1,0 +1,10 @@
+import HPSyncStore
+
+/// The listing a local dry run prints (`rm -n`, `import -n`), in the shape of `pull --dry-run`'s.
+enum DryRun {
+    /// `insert KEY`, `update KEY`, `delete KEY` lines.
+    static func listing(_ changes: ChangeSet) -> String {
+        (changes.inserted.map { "insert \($0)\n" } + changes.updated.map { "update \($0)\n" }
+            + changes.deleted.map { "delete \($0)\n" }).joined()
+    }
+}
