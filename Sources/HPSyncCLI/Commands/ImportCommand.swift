@@ -19,8 +19,7 @@ struct ImportCommand: ParsableCommand {
         let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
         if dryRun {
             let changes = try store.importPreview(from: url, csv: !Self.isJSON(url))
-            Output.write(
-                DryRun.listing(changes) + "dry run, nothing written: would have " + Output.summary(changes) + "\n")
+            Output.write(DryRun.report(changes))
             return
         }
         let changes =

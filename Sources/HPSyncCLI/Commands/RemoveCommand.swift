@@ -22,8 +22,7 @@ struct RemoveCommand: ParsableCommand {
             // The same checks as the deletion, so a dry run that passes predicts one that does.
             for key in resolved where try store.item(key)?.deleted ?? true { throw StoreError.unknownKey(key.rawValue) }
             let changes = ChangeSet(deleted: Array(Set(resolved)).sorted { $0.rawValue < $1.rawValue })
-            Output.write(
-                DryRun.listing(changes) + "dry run, nothing written: would have " + Output.summary(changes) + "\n")
+            Output.write(DryRun.report(changes))
             return
         }
         let changes = try store.delete(resolved)

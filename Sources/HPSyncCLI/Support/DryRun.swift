@@ -7,4 +7,9 @@ enum DryRun {
         (changes.inserted.map { "insert \($0)\n" } + changes.updated.map { "update \($0)\n" }
             + changes.deleted.map { "delete \($0)\n" }).joined()
     }
+
+    /// The listing, then `dry run, nothing written: would have inserted 0, updated 0, ...`.
+    static func report(_ changes: ChangeSet) -> String {
+        listing(changes) + "dry run, nothing written: would have " + Output.summary(changes) + "\n"
+    }
 }
