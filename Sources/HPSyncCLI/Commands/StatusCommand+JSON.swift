@@ -46,7 +46,7 @@ extension StatusCommand {
         var documents: [PeerDocument] = []
         for peer in peers {
             let mine = states.filter { $0.peer == peer.name }
-            let lastSuccess = mine.compactMap(\.lastSuccessAt).max()
+            let lastSuccess = mine.compactMap(\.lastSyncedAt).max()
             freshness[peer.name] = lastSuccess
             let failed = mine.filter { $0.lastError != nil }.max { ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0) }
             func state(_ direction: SyncDirection) -> PeerSyncState? { mine.first { $0.direction == direction } }

@@ -47,7 +47,8 @@ struct StatusCommand: ParsableCommand {
         var freshness: [String: Int64?] = [:]
         for peer in peers {
             let mine = states.filter { $0.peer == peer.name }
-            let lastSuccess = mine.compactMap(\.lastSuccessAt).max()
+            // A session the peer ran with us (its pull from us, its push to us) counts too.
+            let lastSuccess = mine.compactMap(\.lastSyncedAt).max()
             freshness[peer.name] = lastSuccess
             Output.write(Self.describe(peer, mine, lastSuccess: lastSuccess, now: now))
         }
