@@ -60,6 +60,7 @@ public struct HPSyncCommand: ParsableCommand {
         }
         var message = message(for: error)
         if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+        if let hint = AgeText.hint(forUsageMessage: message) { message += ": " + hint }
         Output.error("\(message) (see `hp-sync help`)")
         return ExitStatus.usage.rawValue
     }

@@ -48,6 +48,9 @@ struct InviteCreateCommand: ParsableCommand {
     var address: String?
 
     func validate() throws {
+        guard expires.seconds > 0 else {
+            throw ValidationError("--expires '\(expires)' is no time at all; give 10m, 1h or 1d")
+        }
         guard expires.seconds <= Self.maxLifetimeSeconds else {
             throw ValidationError("--expires '\(expires)' is longer than 30d")
         }
