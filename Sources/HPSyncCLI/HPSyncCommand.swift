@@ -7,7 +7,7 @@ public struct HPSyncCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hp-sync",
         abstract: "Replicate a home inventory between machines over TLS.",
-        version: HPSyncVersion.current,
+        version: VersionText.full,
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,

@@ -40,3 +40,20 @@ struct GlobalOptionTests {
         #expect(result.stderr.contains("unknown log level 'loud'"))
     }
 }
+
+@Suite("--version, run as a binary")
+struct VersionTests {
+    @Test func versionNamesTheProtocolsCommitAndLibraries() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let result = try runner.run(["--version"], withStore: false)
+        #expect(result.status == 0)
+        let lines = result.text.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("hp-sync ") == true)
+        #expect(lines.contains { $0.hasPrefix("protocol versions: 1 to ") })
+        #expect(lines.contains { $0.hasPrefix("commit: ") })
+        #expect(lines.contains { $0.hasPrefix("OpenSSL: OpenSSL 3") })
+        #expect(lines.contains { $0.hasPrefix("SQLite: 3.") })
+        #expect(lines.contains { $0.hasPrefix("Swift: 6.") })
+    }
+}
