@@ -57,3 +57,32 @@ struct VersionTests {
         #expect(lines.contains { $0.hasPrefix("Swift: 6.") })
     }
 }
+
+@Suite("peer set, run as a binary")
+struct PeerSetTests {
+    @Test func peerSetChangesAddressAndPermissionInPlace() throws {
+        let served = try CronCommandTests.Served(items: 1)
+        defer { served.cleanUp() }
+        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        #expect(try backup.run(["pull", "primary"]).status == 0)
+        // A read-only backup cannot push; allowed read-write in place, it can.
+        #expect(try backup.run(["push", "primary", "--quiet"]).status == 77)
+        let allowed = try primary.run(["peer", "set", "backup", "--allow", "read-write"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(allowed.text.contains("read-write"))
+        #expect(try backup.run(["push", "primary", "--quiet"]).status == 0)
+        // A new address keeps the checkpoint and history: the next pull has nothing to fetch.
+        let moved = try backup.run(["peer", "set", "primary", "--address", served.server.address])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        let pulled = try backup.run(["pull", "primary", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: pulled.stdout) as? [String: Any])
+        #expect(report["insertedCount"] as? Int == 0)
+        #expect(try backup.run(["status"]).text.contains("last pull:"))
+        let cleared = try backup.run(["peer", "set", "primary", "--clear-address"])
+        #expect(cleared.text.contains("no address"))
+        // The exit code of an unknown peer name is helper B's rule (issue 13); it is a failure.
+        let unknown = try backup.run(["peer", "set", "nobody", "--allow", "read"])
+        #expect(unknown.status >= 64 && unknown.stderr.contains("nobody"))
+        #expect(try backup.run(["peer", "set", "primary"]).status == 64)
+    }
+}
