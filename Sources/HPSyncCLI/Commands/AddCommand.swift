@@ -9,7 +9,7 @@ struct AddCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @Option(help: "The item's name.") var name: String
     @Option(help: "Serial number.") var serial: String?
-    @Option(parsing: .unconditional, help: "Value in whole dollars (0 or more).", transform: ItemArguments.dollars)
+    @Option(parsing: .unconditional, help: "Value in whole dollars.", transform: ItemArguments.dollars)
     var value: Int64 = 0
     @Option(help: "An image file (JPEG, PNG, HEIC or GIF).") var image: String?
     @Option(help: "Creation date: ISO 8601 (2024-05-01T10:00:00Z) or YYYY-MM-DD; default now.") var created: String?

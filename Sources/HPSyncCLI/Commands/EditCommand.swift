@@ -10,7 +10,7 @@ struct EditCommand: ParsableCommand {
     @Option(help: "New name.") var name: String?
     @Option(help: "New serial number.") var serial: String?
     @Flag(help: "Remove the serial number.") var clearSerial = false
-    @Option(parsing: .unconditional, help: "New value in whole dollars (0 or more).", transform: ItemArguments.dollars)
+    @Option(parsing: .unconditional, help: "New value in whole dollars.", transform: ItemArguments.dollars)
     var value: Int64?
 
     func validate() throws {

@@ -7,14 +7,11 @@ import Foundation
 /// here with a control character in it is almost always a paste accident or a prank, so it is
 /// refused before it reaches the store and every peer.
 enum ItemArguments {
-    /// `--value`: whole dollars, 0 or more. Parsed unconditionally so that `--value -5` reaches
-    /// this check instead of being taken for an option.
+    /// `--value`: whole dollars. Parsed unconditionally so that `--value -5` (a debt, a credit:
+    /// the model and the protocol carry any Int64) is a value, not taken for an option.
     static func dollars(_ text: String) throws -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let value = Int64(trimmed) {
-            guard value >= 0 else { throw ValidationError("a value cannot be negative; give whole dollars, 0 or more") }
-            return value
-        }
+        if let value = Int64(trimmed) { return value }
         if let number = Double(trimmed), number.isFinite {
             throw ValidationError(
                 "values are whole dollars, without cents; round it (e.g. \(Int64(number.rounded(.down))) or "
