@@ -47,6 +47,22 @@ struct ShortOptionTests {
         #expect(try runner.run(["import-homepwner", "-n", documents.path]).status == 66)
     }
 
+    @Test func verifyQuietPrintsOnlyProblems() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let image = try runner.file("cam.jpg", Images.jpeg)
+        let key = try runner.run(["add", "--name", "Camera", "--image", image.path]).text
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let clean = try runner.run(["verify", "-q"])
+        #expect(clean.status == 0 && clean.stdout.isEmpty && clean.stderr.isEmpty)
+        try FileManager.default.removeItem(at: runner.store.appendingPathComponent("images/\(key)"))
+        // What cron mails: the problem list, then the error line that refers to it.
+        let broken = try runner.run(["verify", "--quiet"])
+        #expect(broken.status == 1)
+        #expect(broken.text.contains("problem: image file of \(key) is missing"))
+    }
+
     @Test func trashPurgeNeedsToBeToldHowMuch() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }

@@ -9,6 +9,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
     @Flag(help: "Finish interrupted image writes and remove orphan files.") var repair = false
     @Flag(help: "Print JSON (counts, problems, repairs) instead of lines.") var json = false
+    @Flag(name: [.customShort("q"), .long], help: "Print nothing when the store is clean (for cron).") var quiet = false
 
     /// `--json`: the report; `problems` are the lines the text shows.
     struct Document: Encodable {
@@ -37,7 +38,7 @@ struct VerifyCommand: ParsableCommand {
         lines.append(
             "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
                 + (report.isClean ? "clean" : "\(report.problems.count) problems"))
-        Output.write(lines.joined(separator: "\n") + "\n")
+        if !(quiet && report.isClean && report.repaired.isEmpty) { Output.write(lines.joined(separator: "\n") + "\n") }
         if !report.isClean { throw VerifyFoundProblems(count: report.problems.count) }
     }
 }

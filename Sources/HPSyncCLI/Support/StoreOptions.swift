@@ -51,7 +51,10 @@ struct StoreOptions: ParsableArguments {
 
     /// A logger writing to stderr at the chosen level (stdout carries results only).
     func makeLogger(default level: Logger.Level = .warning) -> Logger {
-        var logger = Logger(label: "hp-sync") { StreamLogHandler.standardError(label: $0) }
+        let journal = JournalLogHandler.stderrIsJournal()
+        var logger = Logger(label: "hp-sync") {
+            journal ? JournalLogHandler(label: $0) as any LogHandler : StreamLogHandler.standardError(label: $0)
+        }
         let verbose: [Logger.Level] = [.info, .debug, .trace]
         let asked = verbosity > 0 ? min(verbose[min(verbosity, verbose.count) - 1], level) : level
         logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? asked
