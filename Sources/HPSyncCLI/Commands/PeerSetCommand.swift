@@ -11,7 +11,7 @@ struct PeerSetCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: StoreOptions
-    @Argument(help: "The peer's name.") var name: String
+    @Argument(help: "The peer's name.", completion: PeerCompletion.kind) var name: String
     @Option(help: "Where to reach it now: HOST or HOST:PORT.") var address: String?
     @Flag(help: "Forget its address (it still may connect to us).") var clearAddress = false
     @Option(help: "What it may do here now: read or read-write.") var allow: PeerPermission?

@@ -20,7 +20,9 @@ struct StatusCommand: ParsableCommand {
             valueName: "duration"))
     var check: Age?
 
-    @Option(name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).")
+    @Option(
+        name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).",
+        completion: PeerCompletion.kind)
     var checkedPeers: [String] = []
 
     @Flag(help: "Print JSON (store, counts, and per peer its last syncs, error and staleness).") var json = false

@@ -8,7 +8,8 @@ import Logging
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("store"),
-        help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).")
+        help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).",
+        completion: .directory)
     var storePath: String?
 
     @Option(
@@ -31,7 +32,9 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The store directory: --store, else $HP_SYNC_HOME, else the platform's per-user data directory.
-    var storeURL: URL {
+    var storeURL: URL { Self.storeURL(storePath) }
+
+    static func storeURL(_ storePath: String?) -> URL {
         if let storePath { return URL(fileURLWithPath: storePath, isDirectory: true) }
         let environment = ProcessInfo.processInfo.environment
         if let home = environment["HP_SYNC_HOME"], !home.isEmpty {

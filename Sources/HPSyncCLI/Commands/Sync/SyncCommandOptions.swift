@@ -5,7 +5,9 @@ import HPSyncStore
 
 /// Options shared by `pull`, `push` and `sync`.
 struct SyncCommandOptions: ParsableArguments {
-    @Argument(help: "A peer name (see `hp-sync peer list`) or HOST[:PORT] (default port 7717).")
+    @Argument(
+        help: "A peer name (see `hp-sync peer list`) or HOST[:PORT] (default port 7717).",
+        completion: PeerCompletion.kind)
     var peer: String
 
     @Flag(name: [.customShort("n"), .long], help: "Show what would change and write nothing.")
