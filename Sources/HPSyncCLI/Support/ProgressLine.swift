@@ -21,9 +21,34 @@ final class ProgressLine: @unchecked Sendable {
 
     private init(peer: String) { self.peer = peer }
 
-    /// A progress line when stderr is a terminal, else nil.
-    static func onTerminal(peer: String) -> ProgressLine? {
-        isatty(STDERR_FILENO) == 1 ? ProgressLine(peer: peer) : nil
+    /// A progress line when stderr is a terminal that can redraw a line, else nil (`TERM=dumb`,
+    /// as Emacs shells and some CI logs set it, cannot: every redraw would be a new line).
+    static func onTerminal(
+        peer: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ProgressLine? {
+        guard isatty(STDERR_FILENO) == 1, environment["TERM"] != "dumb" else { return nil }
+        return ProgressLine(peer: peer)
+    }
+
+    /// The terminal's width in columns: the window's size, else `$COLUMNS`, else 80.
+    static func terminalWidth(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = environment["COLUMNS"].flatMap({ Int($0) }), columns > 0 { return columns }
+        return 80
+    }
+
+    /// `line` cut to fit in `width` columns, less one: a line that fills the last column makes
+    /// some terminals wrap, and the next redraw would start a new line.
+    static func fit(_ line: String, width: Int) -> String {
+        let room = max(width - 1, 10)
+        guard TerminalText.width(line) > room else { return line }
+        var out = ""
+        for character in line {
+            if TerminalText.width(out + String(character)) > room - 1 { break }
+            out.append(character)
+        }
+        return out + "…"
     }
 
     func update(_ progress: SyncProgress) {
@@ -32,7 +57,8 @@ final class ProgressLine: @unchecked Sendable {
             if let lastDrawn, now - lastDrawn < .milliseconds(200) { return }
             lastDrawn = now
             drawn = true
-            let line = Self.text(progress, peer: peer, elapsed: (now - started).seconds)
+            let line = Self.fit(
+                Self.text(progress, peer: peer, elapsed: (now - started).seconds), width: Self.terminalWidth())
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         }
     }
