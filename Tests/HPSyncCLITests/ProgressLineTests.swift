@@ -22,9 +22,10 @@ import Testing
         #expect(
             ProgressLine.text(progress(.push, entries: 100, total: 100_000), peer: "nas", elapsed: 60)
                 .hasSuffix(", 60 s, ETA 16 h 39 min"))
+        // All entries listed, images of the last page still coming: no "ETA 0 s" (issue 16).
         #expect(
             ProgressLine.text(progress(.push, entries: 2000, total: 2000), peer: "nas", elapsed: 10)
-                .hasSuffix(", ETA 0 s"))
+                .hasSuffix(", 10 s, finishing"))
     }
 
     @Test func noETAWithoutATotalOrARate() {

@@ -74,7 +74,9 @@ final class ProgressLine: @unchecked Sendable {
             "\(verb) \(peer): \(entries) entries, \(progress.items) items, \(progress.images) images, "
             + "\(SyncReportPrinter.formatBytes(progress.bytes)) at \(rate)/s, \(Int(seconds)) s"
         if let left = progress.secondsLeft(elapsed: seconds) {
-            line += ", ETA \(AgeText.describe(seconds: Int64(left.rounded(.up))))"
+            // Every entry is listed but the session still runs (images of the last page, the
+            // final commit): an "ETA 0 s" that lasts would be a wrong promise.
+            line += left < 1 ? ", finishing" : ", ETA \(AgeText.describe(seconds: Int64(left.rounded(.up))))"
         }
         return line
     }
