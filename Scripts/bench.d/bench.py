@@ -315,7 +315,7 @@ def main():
     sshd = SSHD(work)
     try:
         print(f"machine: {os.cpu_count()} cores, {os.uname().release}; "
-              f"{subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip() or 'hp-sync'}; "
+              f"{(subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.splitlines() or ['hp-sync'])[0]}; "
               f"{subprocess.run(['rsync', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
         for label in labels:
             bench_size(label, binary, runs, work, sshd)

@@ -7,7 +7,7 @@ public struct HPSyncCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hp-sync",
         abstract: "Replicate a home inventory between machines over TLS.",
-        version: HPSyncVersion.current,
+        version: VersionText.full,
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
@@ -24,12 +24,17 @@ public struct HPSyncCommand: ParsableCommand {
     /// Parses the command line, runs the command and exits with a documented `ExitStatus`;
     /// errors are printed on stderr as `hp-sync: error: ...`.
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        let arguments = GlobalArguments.relocated(
+            arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
             Foundation.exit(ExitStatus.ok.rawValue)
         } catch {
-            Foundation.exit(report(error))
+            let status = report(error)
+            // Codes below 64 mean the command did its work (its JSON is out already).
+            if status >= ExitStatus.usage.rawValue, Output.wantsJSON(arguments) { Output.jsonError(code: status) }
+            Foundation.exit(status)
         }
     }
 
@@ -56,6 +61,7 @@ public struct HPSyncCommand: ParsableCommand {
         }
         var message = message(for: error)
         if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+        if let hint = AgeText.hint(forUsageMessage: message) { message += ": " + hint }
         Output.error("\(message) (see `hp-sync help`)")
         return ExitStatus.usage.rawValue
     }

@@ -10,6 +10,7 @@ import Testing
         progress.items = entries - 20
         progress.images = 12
         progress.bytes = 3_100_000
+        progress.imageBytes = 2_900_000
         progress.totalEntries = total
         return progress
     }
@@ -18,18 +19,19 @@ import Testing
         // 500 of 2000 entries in 10 s: 1500 more at 50 per second.
         #expect(
             ProgressLine.text(progress(.push, entries: 500, total: 2000), peer: "nas", elapsed: 10)
-                == "pushing to nas: 500/2000 entries, 480 items, 12 images, 3.1 MB at 310.0 KB/s, 10 s, ETA 30 s")
+                == "pushing to nas: 500/2000 entries, 480 items, 12 images (2.9 MB), 310.0 KB/s, 10 s, ETA 30 s")
         #expect(
             ProgressLine.text(progress(.push, entries: 100, total: 100_000), peer: "nas", elapsed: 60)
                 .hasSuffix(", 60 s, ETA 16 h 39 min"))
+        // All entries listed, images of the last page still coming: no "ETA 0 s" (issue 16).
         #expect(
             ProgressLine.text(progress(.push, entries: 2000, total: 2000), peer: "nas", elapsed: 10)
-                .hasSuffix(", ETA 0 s"))
+                .hasSuffix(", 10 s, finishing"))
     }
 
     @Test func noETAWithoutATotalOrARate() {
         let pull = ProgressLine.text(progress(.pull, entries: 500, total: nil), peer: "nas", elapsed: 10)
-        #expect(pull == "pulling from nas: 500 entries, 480 items, 12 images, 3.1 MB at 310.0 KB/s, 10 s")
+        #expect(pull == "pulling from nas: 500 entries, 480 items, 12 images (2.9 MB), 310.0 KB/s, 10 s")
         // Nothing done yet, or too early to have a rate: no made-up number.
         #expect(!ProgressLine.text(progress(.push, entries: 0, total: 2000), peer: "p", elapsed: 10).contains("ETA"))
         #expect(!ProgressLine.text(progress(.push, entries: 5, total: 2000), peer: "p", elapsed: 0.5).contains("ETA"))

@@ -225,7 +225,7 @@ struct CommandTests {
         let nodeID = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
         let token = "hpsync://127.0.0.1:1/\(nodeID)#" + String(repeating: "A", count: 43)
         let bad: [(arguments: [String], value: String)] = [
-            (["gc", "--older-than", "soon"], "soon"), (["gc", "--older-than", "0"], "0"),
+            (["gc", "--older-than", "soon"], "soon"), (["gc", "--older-than", "90"], "90"),
             (["trash", "purge", "--older-than", "1x"], "1x"), (["status", "--check", "1y"], "1y"),
             (["pull", "x", "--keep-deleted", "forever"], "forever"), (["sync", "x", "--keep-deleted", "1.5d"], "1.5d"),
             (["invite", "--expires", "0"], "0"), (["invite", "--expires", "31d"], "31d"),
@@ -238,7 +238,8 @@ struct CommandTests {
             #expect(result.stderr.hasPrefix(Self.errorPrefix) && result.stderr.contains("'\(value)'"), "\(arguments)")
         }
         for arguments in [
-            ["gc", "--older-than", "1s"], ["trash", "purge", "--older-than", "12h"], ["status", "--check", "90m"],
+            ["gc", "--older-than", "1s"], ["gc", "--older-than", "0"], ["trash", "purge", "--older-than", "12h"],
+            ["status", "--check", "90m"],
             ["invite", "--expires", "30d", "--allow", "read-write", "--address", "127.0.0.1:1"],
         ] {
             let result = try runner.run(arguments)

@@ -314,7 +314,10 @@ import Testing
         #expect(try primary.run(["show", served.keys[0]]).text.contains("Item 0"))
 
         #expect(try backup.run(["trash", "restore", "0000AAAA-0000-4000-8000-000000000000"]).status == 66)
-        #expect(try backup.run(["trash", "purge"]).text == "purged 2 trash entries\n")
+        // Emptying the trash takes saying so; a dry run counts and keeps.
+        #expect(try backup.run(["trash", "purge"]).status == 64)
+        #expect(try backup.run(["trash", "purge", "--all", "-n"]).text.contains("would purge 2 trash entries"))
+        #expect(try backup.run(["trash", "purge", "--all"]).text == "purged 2 trash entries\n")
         #expect(try backup.run(["trash", "list"]).text.isEmpty)
         // --keep-deleted 0 keeps nothing.
         try primary.run(["rm", served.keys[2]])

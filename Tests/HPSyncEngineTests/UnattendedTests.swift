@@ -242,7 +242,7 @@ final class Dialer: @unchecked Sendable {
     }
 
     /// The progress updates `client` reports while it pulls from or pushes to `server`.
-    private func progressUpdates(_ client: TestNode, _ server: TestNode, _ direction: SyncDirection) throws
+    func progressUpdates(_ client: TestNode, _ server: TestNode, _ direction: SyncDirection) throws
         -> [SyncProgress]
     {
         let seen = Mutex<[SyncProgress]>([])

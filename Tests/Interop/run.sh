@@ -203,7 +203,7 @@ if grep -qE 'session failed|session refused' "$WORK/serve.log"; then
 fi
 
 if [[ $FAILS -eq 0 ]]; then
-  echo "PASS: the Python client interoperates with $("$HPS" --version 2>/dev/null || echo hp-sync)"
+  echo "PASS: the Python client interoperates with $("$HPS" --version 2>/dev/null | head -1 || echo hp-sync)"
   exit 0
 fi
 echo "FAIL: $FAILS check(s) failed"

@@ -10,7 +10,8 @@ struct EditCommand: ParsableCommand {
     @Option(help: "New name.") var name: String?
     @Option(help: "New serial number.") var serial: String?
     @Flag(help: "Remove the serial number.") var clearSerial = false
-    @Option(help: "New value in whole dollars.") var value: Int64?
+    @Option(parsing: .unconditional, help: "New value in whole dollars.", transform: ItemArguments.dollars)
+    var value: Int64?
 
     func validate() throws {
         if serial != nil && clearSerial { throw ValidationError("give either --serial or --clear-serial, not both") }
@@ -18,9 +19,12 @@ struct EditCommand: ParsableCommand {
             throw ValidationError("nothing to change; give --name, --serial, --clear-serial or --value")
         }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
+        if let name { try ItemArguments.checkNotBlank(name) }
     }
 
     func run() throws {
+        try ItemArguments.checkPrintable(name, option: "--name")
+        try ItemArguments.checkPrintable(serial, option: "--serial")
         let store = try options.openStore()
         let resolved = try store.resolve(prefix: key)
         let serialChange: SerialChange = clearSerial ? .clear : serial.map { .set($0) } ?? .keep

@@ -11,12 +11,14 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "json or csv.") var format: String = "json"
     @Option(name: .shortAndLong, help: "Output file (default: stdout).") var output: String?
     @Option(help: "Also copy each item's image to DIR/<KEY>.") var images: String?
+    @Flag(help: "Overwrite the output file if it exists.") var force = false
 
     func validate() throws {
         guard ["json", "csv"].contains(format) else { throw ValidationError("--format must be json or csv") }
     }
 
     func run() throws {
+        if let output { try Output.checkOverwrite(output, force: force) }
         let store = try options.openStore()
         let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
         let data =

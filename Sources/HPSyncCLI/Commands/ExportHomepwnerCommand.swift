@@ -21,11 +21,26 @@ struct ExportHomepwnerCommand: ParsableCommand {
         name: .customLong("class"),
         help: "With --format archive: swift (Homepwner.Item) or objc (BNRItem, 32-bit values).")
     var archiveClass: HomepwnerArchive.Style = .swift
+    @Flag(help: "Overwrite the data file and images already in DIR.") var force = false
 
     func run() throws {
         let store = try options.openStore()
+        let folder = URL(fileURLWithPath: directory, isDirectory: true)
+        if !force {
+            // The data file, then each image file the export would replace with other bytes
+            // (an image already there as it is, from an export in the other format, is no loss).
+            try Output.checkOverwrite(
+                folder.appendingPathComponent(format == .plist ? "items.plist" : "items.archive").path, force: false)
+            for item in try store.items() where item.image != nil {
+                let target = folder.appendingPathComponent(item.key.rawValue)
+                if (try? Data(contentsOf: target)) == (try? Data(contentsOf: store.imageFileURL(for: item.key))) {
+                    continue
+                }
+                try Output.checkOverwrite(target.path, force: false)
+            }
+        }
         let report = try store.exportHomepwner(
-            to: URL(fileURLWithPath: directory, isDirectory: true),
+            to: folder,
             format: format == .plist ? .plist : .archive(archiveClass))
         Output.write(
             "wrote \(report.file.path): \(report.items) items, images \(report.images) (\(report.imageBytes) bytes)\n")

@@ -21,7 +21,20 @@ struct GCCommand: ParsableCommand {
 
     @Flag(help: "Ignore peers that have not synced since (they get a full reconciliation later).") var force = false
 
-    @Flag(help: "Show what would be dropped and drop nothing.") var dryRun = false
+    @Flag(name: [.customShort("n"), .long], help: "Show what would be dropped and drop nothing.") var dryRun = false
+
+    @Flag(help: "Print JSON: dropped, kept, cutoff, horizon, the peer that held it back.") var json = false
+
+    struct Document: Encodable {
+        var dryRun: Bool
+        var dropped: Int
+        var kept: Int
+        var cutoff: String
+        var horizon: String?
+        var heldBackBy: String?
+        var heldBackByLastSync: String?
+        var forcedPast: [String]
+    }
 
     func run() throws {
         let (lock, store) = try options.lockAndOpenStore()
@@ -36,6 +49,17 @@ struct GCCommand: ParsableCommand {
             }
             let outcome = try store.collectGarbage(
                 before: VersionStamp(milliseconds: UInt64(max(milliseconds, 0))), dryRun: dryRun)
+            if json {
+                return try Output.json(
+                    Document(
+                        dryRun: dryRun, dropped: outcome.dropped, kept: outcome.kept,
+                        cutoff: DateText.iso8601(milliseconds: milliseconds),
+                        horizon: outcome.horizon.isSet
+                            ? DateText.iso8601(milliseconds: Int64(outcome.horizon.stamp.milliseconds)) : nil,
+                        heldBackBy: cutoff.heldBackBy?.peer,
+                        heldBackByLastSync: Output.isoDate(cutoff.heldBackBy?.lastSyncedAt),
+                        forcedPast: force ? cutoff.neverSynced : []))
+            }
             Output.write(Self.describe(outcome, cutoff: milliseconds, heldBackBy: cutoff.heldBackBy, dryRun: dryRun))
             if force, !cutoff.neverSynced.isEmpty {
                 Output.warning(

@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import HPSyncStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `hp-sync image get KEY [-o FILE]`: the raw bytes, to a file or stdout.
 struct ImageGetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,9 +15,17 @@ struct ImageGetCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
     @Argument(help: "The item's key or a unique prefix.") var key: String
-    @Option(name: .shortAndLong, help: "Output file (default: stdout).") var output: String?
+    @Option(name: .shortAndLong, help: "Output file (default: stdout, which must not be a terminal).")
+    var output: String?
+    @Flag(help: "Overwrite the output file if it exists.") var force = false
 
     func run() throws {
+        // As curl does: image bytes on a terminal are garbage at best and escape sequences at worst.
+        if output == nil, isatty(STDOUT_FILENO) == 1 {
+            throw CommandFailure(
+                status: .usage, description: "stdout is a terminal; use -o FILE or redirect (> FILE)")
+        }
+        if let output { try Output.checkOverwrite(output, force: force) }
         let store = try options.openStore()
         let resolved = try store.resolve(prefix: key)
         guard let item = try store.item(resolved), !item.deleted, item.image != nil else {

@@ -8,15 +8,24 @@ struct ImportCommand: ParsableCommand {
         commandName: "import", abstract: "Import an export file (idempotent: newer versions win).")
 
     @OptionGroup var options: StoreOptions
-    @Argument(help: "A file written by `hp-sync export`.") var file: String
+    @Argument(help: "A file written by `hp-sync export` (JSON, or CSV from --format csv).") var file: String
     @Option(help: "The directory of images written by `export --images`.") var images: String?
+    @Flag(name: [.customShort("n"), .long], help: "Show what would change and write nothing.") var dryRun = false
 
     func run() throws {
         let store = try options.openStore()
         let start = ContinuousClock.now
-        let changes = try store.importJSON(
-            from: URL(fileURLWithPath: file),
-            imagesDirectory: images.map { URL(fileURLWithPath: $0, isDirectory: true) })
+        let url = URL(fileURLWithPath: file)
+        let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        if dryRun {
+            let changes = try store.importPreview(from: url, csv: !Self.isJSON(url))
+            Output.write(DryRun.report(changes))
+            return
+        }
+        let changes =
+            try Self.isJSON(url)
+            ? try store.importJSON(from: url, imagesDirectory: imagesURL)
+            : try store.importCSV(from: url, imagesDirectory: imagesURL)
         Output.write(Output.summary(changes, milliseconds: Output.milliseconds(since: start)) + "\n")
         let missing = changes.imagesMissing.count
         if missing > 0 {
@@ -27,5 +36,14 @@ struct ImportCommand: ParsableCommand {
                     + "import again with --images DIR, or fetch them from a peer with "
                     + "`hp-sync verify --repair --from PEER` (a pull from a version-3 peer fetches them too)")
         }
+    }
+
+    /// JSON exports start with `{`; anything else is read as CSV (a missing file is reported by
+    /// the import itself).
+    static func isJSON(_ url: URL) throws -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return true }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        return head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "{")
     }
 }

@@ -15,7 +15,8 @@ struct ImportHomepwnerCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
     @Argument(help: "The app's Documents folder.") var directory: String
-    @Flag(help: "Report what would change without writing anything.") var dryRun = false
+    @Flag(name: [.customShort("n"), .long], help: "Report what would change without writing anything.")
+    var dryRun = false
     @Option(help: "Core Data asset type label: 'name' appends it as 'Name [Label]', 'ignore' leaves it out.")
     var assetType: HomepwnerImportOptions.AssetType = .name
 

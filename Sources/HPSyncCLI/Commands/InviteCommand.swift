@@ -48,6 +48,9 @@ struct InviteCreateCommand: ParsableCommand {
     var address: String?
 
     func validate() throws {
+        guard expires.seconds > 0 else {
+            throw ValidationError("--expires '\(expires)' is no time at all; give 10m, 1h or 1d")
+        }
         guard expires.seconds <= Self.maxLifetimeSeconds else {
             throw ValidationError("--expires '\(expires)' is longer than 30d")
         }
@@ -100,12 +103,26 @@ struct InviteListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List invitations, newest first.")
 
     @OptionGroup var options: StoreOptions
+    @Flag(help: "Print JSON, one object per invitation.") var json = false
+
+    struct Document: Encodable {
+        var id: String
+        var allow: String
+        var name: String?
+        var createdAt: String
+        var expiresAt: String
+        /// pending, expired or used.
+        var status: String
+        var usedAt: String?
+        var usedBy: String?
+    }
 
     func run() throws {
         let store = try options.openStore()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let peers = try store.peers()
         var rows = [["ID", "ALLOW", "NAME", "CREATED", "EXPIRES", "STATUS"]]
+        var documents: [Document] = []
         for invitation in try store.invitations() {
             let status: String
             if let used = invitation.usedAtMilliseconds {
@@ -114,12 +131,20 @@ struct InviteListCommand: ParsableCommand {
             } else {
                 status = invitation.expiresAtMilliseconds <= now ? "expired" : "pending"
             }
+            documents.append(
+                Document(
+                    id: invitation.shortID, allow: invitation.permission.rawValue, name: invitation.name,
+                    createdAt: DateText.iso8601(milliseconds: invitation.createdAtMilliseconds),
+                    expiresAt: DateText.iso8601(milliseconds: invitation.expiresAtMilliseconds),
+                    status: invitation.usedAtMilliseconds != nil ? "used" : status,
+                    usedAt: Output.isoDate(invitation.usedAtMilliseconds), usedBy: invitation.usedBy.map { "\($0)" }))
             rows.append([
                 invitation.shortID, invitation.permission.rawValue, invitation.name ?? "-",
                 DateText.iso8601(milliseconds: invitation.createdAtMilliseconds),
                 DateText.iso8601(milliseconds: invitation.expiresAtMilliseconds), status,
             ])
         }
+        if json { return try Output.json(documents) }
         Output.write(Output.table(rows))
     }
 }

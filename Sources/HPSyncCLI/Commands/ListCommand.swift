@@ -2,35 +2,79 @@ import ArgumentParser
 import Foundation
 import HPSyncStore
 
-/// `hp-sync list`: all items as an aligned table or JSON.
+/// `hp-sync list`: all items as an aligned table with a totals line, or JSON.
 struct ListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List items.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List items.",
+        discussion: """
+            The table ends with a totals line, `total: N items, value V` (live items shown, their \
+            values added up): the figure an insurer asks for first.
+            """)
+
+    enum Sort: String, ExpressibleByArgument, CaseIterable {
+        case key, name, value, created
+    }
 
     @OptionGroup var options: StoreOptions
     @Flag(help: "Print JSON (the export's item format) instead of a table.") var json = false
     @Flag(help: "Include deleted items (tombstones).") var deleted = false
+    @Option(help: "Order: key (default), name, value (highest first) or created (oldest first).")
+    var sort: Sort = .key
+    @Option(help: "Only items whose name or serial number contains TEXT (ignoring case).") var grep: String?
 
     func run() throws {
         let store = try options.openStore()
-        let items = try store.items(includeDeleted: deleted)
+        let items = Self.sorted(try store.items(includeDeleted: deleted).filter(matches), by: sort)
         if json {
             Output.writeData(store.itemsJSON(items))
             return
         }
         var rows = [["KEY", "NAME", "SERIAL", "VALUE", "CREATED", "IMAGE"]]
         rows.reserveCapacity(items.count + 1)
+        var live = 0
+        var total: Int64 = 0
         for item in items {
             if item.deleted {
                 rows.append([item.key.rawValue, "(deleted)", "", "", "", ""])
                 continue
             }
+            live += 1
+            // Saturating: a peer's absurd values must not crash the listing.
+            let (sum, overflow) = total.addingReportingOverflow(item.valueInDollars)
+            total = overflow ? (item.valueInDollars < 0 ? .min : .max) : sum
             rows.append([
-                item.key.rawValue, item.name.replacingOccurrences(of: "\n", with: " "), item.serialNumber ?? "-",
-                String(item.valueInDollars),
+                item.key.rawValue, item.name, item.serialNumber ?? "-", String(item.valueInDollars),
                 String(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds).prefix(10)),
                 item.image.map { "yes (\($0.size) B)" } ?? "no",
             ])
         }
-        Output.write(Output.table(rows))
+        Output.write(Output.table(rows) + "total: \(live) item\(live == 1 ? "" : "s"), value \(total)\n")
+    }
+
+    func matches(_ item: Item) -> Bool {
+        guard let grep else { return true }
+        if item.deleted { return false }
+        return item.name.localizedCaseInsensitiveContains(grep)
+            || (item.serialNumber?.localizedCaseInsensitiveContains(grep) ?? false)
+    }
+
+    /// `items` (in key order, as the store returns them) in the order asked for; ties keep key order.
+    static func sorted(_ items: [Item], by sort: Sort) -> [Item] {
+        switch sort {
+        case .key: return items
+        case .name:
+            return items.enumerated().sorted {
+                let order = $0.element.name.localizedStandardCompare($1.element.name)
+                return order == .orderedSame ? $0.offset < $1.offset : order == .orderedAscending
+            }.map(\.element)
+        case .value:
+            return items.enumerated().sorted {
+                ($1.element.valueInDollars, $0.offset) < ($0.element.valueInDollars, $1.offset)
+            }.map(\.element)
+        case .created:
+            return items.enumerated().sorted {
+                ($0.element.dateCreatedMilliseconds, $0.offset) < ($1.element.dateCreatedMilliseconds, $1.offset)
+            }.map(\.element)
+        }
     }
 }

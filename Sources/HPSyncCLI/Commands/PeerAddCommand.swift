@@ -22,6 +22,10 @@ struct PeerAddCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        try Self.checkAddress(address)
+    }
+
+    static func checkAddress(_ address: String?) throws {
         if let address, address.isEmpty || address.contains(where: { $0 == " " || $0 == "/" }) {
             throw ValidationError("--address must be HOST or HOST:PORT")
         }

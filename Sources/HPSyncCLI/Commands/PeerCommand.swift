@@ -4,5 +4,8 @@ import ArgumentParser
 struct PeerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peer", abstract: "Manage the peers this node trusts.",
-        subcommands: [PeerAddCommand.self, PeerJoinCommand.self, PeerListCommand.self, PeerRemoveCommand.self])
+        subcommands: [
+            PeerAddCommand.self, PeerJoinCommand.self, PeerListCommand.self, PeerSetCommand.self,
+            PeerRemoveCommand.self,
+        ])
 }

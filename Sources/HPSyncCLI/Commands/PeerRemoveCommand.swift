@@ -6,7 +6,7 @@ struct PeerRemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Stop trusting a peer.")
 
     @OptionGroup var options: StoreOptions
-    @Argument(help: "The peer's name.") var name: String
+    @Argument(help: "The peer's name.", completion: PeerCompletion.kind) var name: String
 
     func run() throws {
         let store = try options.openStore()

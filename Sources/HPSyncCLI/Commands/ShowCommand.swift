@@ -7,11 +7,13 @@ struct ShowCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
     @Argument(help: "The item's key, or a unique prefix of at least 4 characters.") var key: String
+    @Flag(help: "Print JSON (the export's item format).") var json = false
 
     func run() throws {
         let store = try options.openStore()
         let resolved = try store.resolve(prefix: key)
         guard let item = try store.item(resolved) else { throw StoreError.unknownKey(key) }
+        if json { return Output.writeData(store.itemJSON(item)) }
         Output.write(Output.describe(item, imagePath: store.imageFileURL(for: resolved).path))
     }
 }

@@ -20,12 +20,17 @@ struct StatusCommand: ParsableCommand {
             valueName: "duration"))
     var check: Age?
 
-    @Option(name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).")
+    @Option(
+        name: .customLong("peer"), help: "A peer to check (repeatable; default: all peers with an address).",
+        completion: PeerCompletion.kind)
     var checkedPeers: [String] = []
+
+    @Flag(help: "Print JSON (store, counts, and per peer its last syncs, error and staleness).") var json = false
 
     func run() throws {
         let store = try options.openStore()
         let status = try store.status()
+        if json { return try runJSON(store, status) }
         Output.write(
             """
             store:      \(store.directory.path)
@@ -44,11 +49,18 @@ struct StatusCommand: ParsableCommand {
         var freshness: [String: Int64?] = [:]
         for peer in peers {
             let mine = states.filter { $0.peer == peer.name }
-            let lastSuccess = mine.compactMap(\.lastSuccessAt).max()
+            // A session the peer ran with us (its pull from us, its push to us) counts too.
+            let lastSuccess = mine.compactMap(\.lastSyncedAt).max()
             freshness[peer.name] = lastSuccess
             Output.write(Self.describe(peer, mine, lastSuccess: lastSuccess, now: now))
         }
         guard let check else { return }
+        let stale = try staleness(peers, freshness: freshness, check: check, now: now)
+        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
+    }
+
+    /// One line per checked peer that has not synced within `check`.
+    func staleness(_ peers: [Peer], freshness: [String: Int64?], check: Age, now: Int64) throws -> [String] {
         for name in checkedPeers where !peers.contains(where: { $0.name == name }) {
             throw StoreError.unknownPeer(name)
         }
@@ -62,7 +74,7 @@ struct StatusCommand: ParsableCommand {
             let age = (now - last) / 1000
             if age > check.seconds { stale.append("\(name) last synced \(AgeText.describe(seconds: age)) ago") }
         }
-        if !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
+        return stale
     }
 
     static func describe(_ peer: Peer, _ states: [PeerSyncState], lastSuccess: Int64?, now: Int64) -> String {
@@ -85,7 +97,8 @@ struct StatusCommand: ParsableCommand {
             ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0)
         }) {
             lines.append(
-                "  last error: \(when(failed.lastFailureAt)) \(failed.direction.rawValue): \(failed.lastError!)")
+                "  last error: \(when(failed.lastFailureAt)) \(failed.direction.rawValue): \(TerminalText.escaped(failed.lastError!))"
+            )
         }
         lines.append(
             "  stale:      \(lastSuccess.map { AgeText.describe(seconds: (now - $0) / 1000) } ?? "never synced")")

@@ -19,11 +19,36 @@ struct TrashListCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
     @Argument(help: "Only this item's versions (a key or a unique prefix of 4+ characters).") var key: String?
+    @Flag(help: "Print JSON, one object per entry, newest first.") var json = false
+
+    struct Document: Encodable {
+        var id: Int64
+        var key: String
+        var reason: String
+        var trashedAt: String
+        var name: String
+        var serialNumber: String?
+        var valueInDollars: Int64
+        var dateCreated: String
+        var imageSize: Int64?
+        var imageSHA256: String?
+    }
 
     func run() throws {
         let store = try options.openStore()
         let itemKey = try key.map { try Self.key($0, in: store) }
         let entries = try store.trashEntries(key: itemKey)
+        if json {
+            return try Output.json(
+                entries.map {
+                    Document(
+                        id: $0.id, key: $0.key.rawValue, reason: $0.reason.rawValue,
+                        trashedAt: DateText.iso8601(milliseconds: $0.trashedAt), name: $0.name,
+                        serialNumber: $0.serialNumber, valueInDollars: $0.valueInDollars,
+                        dateCreated: DateText.iso8601(milliseconds: $0.dateCreatedMilliseconds),
+                        imageSize: $0.image?.size, imageSHA256: $0.image?.digest.hex)
+                })
+        }
         guard !entries.isEmpty else { return }
         var rows = [["ID", "KEY", "REASON", "TRASHED", "NAME", "VALUE", "IMAGE"]]
         for entry in entries {
@@ -56,22 +81,37 @@ struct TrashRestoreCommand: ParsableCommand {
         let store = try options.openStore()
         let itemKey = try TrashListCommand.key(key, in: store)
         let item = try store.restoreFromTrash(key: itemKey, id: id)
-        Output.write("restored \(item.key) (\(item.name)) as version \(item.version)\n")
+        Output.write("restored \(item.key) (\(TerminalText.escaped(item.name))) as version \(item.version)\n")
     }
 }
 
-/// `hp-sync trash purge [--older-than D]`.
+/// `hp-sync trash purge --older-than D | --all`.
 struct TrashPurgeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "purge", abstract: "Delete trash entries for good (all, or those older than --older-than).")
+        commandName: "purge", abstract: "Delete trash entries for good (those older than --older-than, or --all).")
 
     @OptionGroup var options: StoreOptions
     @Option(help: ArgumentHelp("Only entries trashed longer ago than this (30d, 12h).", valueName: "duration"))
     var olderThan: Age?
+    @Flag(help: "Every entry, however recent.") var all = false
+    @Flag(name: [.customShort("n"), .long], help: "Show how many entries would go and delete nothing.")
+    var dryRun = false
+
+    func validate() throws {
+        // The trash is the undo of a bad pull: emptying it takes saying so.
+        if olderThan == nil && !all { throw ValidationError("say what to purge: --older-than DURATION or --all") }
+        if olderThan != nil && all { throw ValidationError("give either --older-than or --all, not both") }
+    }
 
     func run() throws {
         let store = try options.openStore()
         let age = olderThan?.milliseconds ?? -1
+        if dryRun {
+            let cutoff = Int64(store.nowMilliseconds()) - age
+            let count = try store.trashEntries(key: nil).filter { $0.trashedAt <= cutoff }.count
+            Output.write("dry run, nothing deleted: would purge \(count) trash entr\(count == 1 ? "y" : "ies")\n")
+            return
+        }
         let removed = try store.purgeTrash(olderThanMilliseconds: age)
         Output.write("purged \(removed) trash entr\(removed == 1 ? "y" : "ies")\n")
     }

@@ -22,6 +22,21 @@ struct VerifyCommand: ParsableCommand {
         help: "With --repair: fetch missing or damaged images again from this peer (name or HOST[:PORT]; repeatable).")
     var peers: [String] = []
 
+    @Flag(help: "Print JSON (counts, problems, repairs) instead of lines.") var json = false
+    @Flag(name: [.customShort("q"), .long], help: "Print nothing when the store is clean (for cron).") var quiet = false
+
+    /// `--json`: the report; `problems` are the lines the text shows.
+    struct Document: Encodable {
+        var itemsChecked: Int
+        var imagesChecked: Int
+        var clean: Bool
+        var problems: [String]
+        var repaired: [String]
+        /// Not problems (the exit code stays 0): a store that group or others can read.
+        var warnings: [String]
+        var inFlight: [String]
+    }
+
     func validate() throws {
         if !peers.isEmpty && !repair { throw ValidationError("--from needs --repair") }
     }
@@ -39,6 +54,15 @@ struct VerifyCommand: ParsableCommand {
             after.repaired = report.repaired + healed
             return after
         }
+        if json {
+            try Output.json(
+                Document(
+                    itemsChecked: report.itemsChecked, imagesChecked: report.imagesChecked, clean: report.isClean,
+                    problems: report.problems, repaired: report.repaired, warnings: report.warnings,
+                    inFlight: report.inFlight))
+            if !report.isClean { throw VerifyFoundProblems(count: report.problems.count) }
+            return
+        }
         var lines = report.repaired.map { "repaired: \($0)" }
         lines += report.problems.map { "problem: \($0)" }
         lines += report.warnings.map { "warning: \($0)" }
@@ -46,7 +70,7 @@ struct VerifyCommand: ParsableCommand {
         lines.append(
             "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
                 + (report.isClean ? "clean" : "\(report.problems.count) problems"))
-        Output.write(lines.joined(separator: "\n") + "\n")
+        if !(quiet && report.isClean && report.repaired.isEmpty && report.warnings.isEmpty) { Output.write(lines.joined(separator: "\n") + "\n") }
         if !report.isClean { throw VerifyFoundProblems(count: report.problems.count) }
     }
 

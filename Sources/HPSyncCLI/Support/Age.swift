@@ -1,7 +1,7 @@
 import ArgumentParser
 import HPSyncStore
 
-/// A duration option (`90s`, `45m`, `2h`, `1d`, `2w`; a bare number is seconds), parsed once by
+/// A duration option (`AgeText`: `90s`, `1h30m`, `2d`, `0`), parsed once by
 /// the argument parser: a bad value is a usage error before `validate()`, and `run()` reads
 /// `seconds` instead of parsing the text again.
 struct Age: ExpressibleByArgument, CustomStringConvertible, Sendable {
@@ -23,12 +23,8 @@ struct Age: ExpressibleByArgument, CustomStringConvertible, Sendable {
         let age: Age?
 
         init?(argument: String) {
-            if argument == "0" {
-                age = nil
-            } else {
-                guard let age = Age(argument: argument) else { return nil }
-                self.age = age
-            }
+            guard let age = Age(argument: argument) else { return nil }
+            self.age = age.seconds == 0 ? nil : age
         }
 
         var milliseconds: Int64 { age?.milliseconds ?? 0 }

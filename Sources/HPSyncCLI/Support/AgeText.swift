@@ -1,21 +1,47 @@
-/// Durations as people type and read them: `90s`, `45m`, `2h`, `1d`, `2w` (a bare number is seconds).
+/// Durations as people type and read them, one syntax for every option that takes one (as
+/// systemd writes them): `90s`, `45m`, `2h`, `1d`, `2w`, and sums like `1h30m`. `0` is a zero
+/// duration everywhere (`--keep-deleted 0` keeps nothing, `--older-than 0` means everything).
+/// A bare number is refused: `--check 90` could mean seconds or minutes, so it asks for a unit.
 enum AgeText {
     private static let units: [(suffix: Character, seconds: Int64)] = [
         ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400), ("w", 604_800),
     ]
 
-    /// Seconds, or nil when `text` is not a positive duration.
+    /// Seconds, or nil when `text` is not a duration (see `problem` for why).
     static func parse(_ text: String) -> Int64? {
-        var digits = Substring(text)
-        var factor: Int64 = 1
-        if let last = text.last, let unit = units.first(where: { $0.suffix == last }) {
-            digits = digits.dropLast()
-            factor = unit.seconds
+        if text == "0" { return 0 }
+        var total: Int64 = 0
+        var digits = ""
+        for character in text {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+                continue
+            }
+            guard let unit = units.first(where: { $0.suffix == character }), let value = Int64(digits) else {
+                return nil
+            }
+            let (product, overflow) = value.multipliedReportingOverflow(by: unit.seconds)
+            guard !overflow, product <= Int64.max / 1000 - total else { return nil }
+            total += product
+            digits = ""
         }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = Int64(digits), value > 0,
-            value <= Int64.max / factor / 1000
-        else { return nil }
-        return value * factor
+        guard digits.isEmpty, total > 0 else { return nil }
+        return total
+    }
+
+    /// Why `text` is not a duration, with what to type instead.
+    static func problem(_ text: String) -> String {
+        if let number = Int64(text), number > 0 {
+            return "'\(text)' has no unit; write \(text)s, \(text)m, \(text)h or \(text)d (or sums like 1h30m)"
+        }
+        return "'\(text)' is not a duration; write it as 90s, 45m, 2h, 1d, 2w or 1h30m (0 for none)"
+    }
+
+    /// The hint to add to the argument parser's "The value 'X' is invalid for '--opt <duration>'".
+    static func hint(forUsageMessage message: String) -> String? {
+        guard message.hasPrefix("The value '"), message.contains("<duration>'") else { return nil }
+        let value = message.dropFirst("The value '".count).prefix { $0 != "'" }
+        return AgeText.problem(String(value))
     }
 
     /// "42 s", "17 min", "3 h 5 min", "2 d 4 h".

@@ -9,8 +9,17 @@ import HPSyncStore
 #endif
 
 /// Writing results to stdout and errors to stderr.
+///
+/// Human-readable text goes out with its control characters escaped (`TerminalText`), line
+/// breaks kept; fields that must stay on one line (table cells, `show`'s values) escape line
+/// breaks too. JSON and raw bytes go out exactly as given.
 enum Output {
     static func write(_ text: String) {
+        writeBytes(Array(TerminalText.escaped(text, keepingNewlines: true).utf8), to: STDOUT_FILENO)
+    }
+
+    /// Machine-readable text (JSON), exactly as given.
+    static func writeJSON(_ text: String) {
         writeBytes(Array(text.utf8), to: STDOUT_FILENO)
     }
 
@@ -19,16 +28,20 @@ enum Output {
     }
 
     static func error(_ text: String) {
-        writeBytes(Array("hp-sync: error: \(text)\n".utf8), to: STDERR_FILENO)
+        lastError = text
+        writeBytes(
+            Array("hp-sync: error: \(TerminalText.escaped(text, keepingNewlines: true))\n".utf8), to: STDERR_FILENO)
     }
 
     /// Guidance for the person at the terminal, on stderr so stdout stays one parseable result.
     static func note(_ text: String) {
+        let text = TerminalText.escaped(text, keepingNewlines: true)
         writeBytes(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: STDERR_FILENO)
     }
 
     static func warning(_ text: String) {
-        writeBytes(Array("hp-sync: warning: \(text)\n".utf8), to: STDERR_FILENO)
+        writeBytes(
+            Array("hp-sync: warning: \(TerminalText.escaped(text, keepingNewlines: true))\n".utf8), to: STDERR_FILENO)
     }
 
     /// Writes `data` to the file at `path` (atomically), or fails with exit 73 naming the path.
@@ -40,6 +53,17 @@ enum Output {
                 status: .cannotCreate,
                 description: "cannot write \(path): \(error.localizedDescription); check the path")
         }
+    }
+
+    /// Refuses (exit 73) to replace an existing file unless `force`, as the README promises. A
+    /// directory there is left to the write, which fails naming it ("cannot write").
+    static func checkOverwrite(_ path: String, force: Bool) throws {
+        var isDirectory: ObjCBool = false
+        guard !force, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+        else { return }
+        throw CommandFailure(
+            status: .cannotCreate,
+            description: "\(path) exists; give --force to overwrite it, or choose another path")
     }
 
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
@@ -56,17 +80,22 @@ enum Output {
         return text
     }
 
-    /// Columns padded to their widest cell; the last column is not padded.
+    /// Columns padded to their widest cell by terminal width (CJK and emoji take two columns),
+    /// each cell escaped onto one line; the last column is not padded.
     static func table(_ rows: [[String]]) -> String {
         guard let first = rows.first else { return "" }
+        let cells = rows.map { $0.map { TerminalText.escaped($0) } }
+        let cellWidths = cells.map { $0.map(TerminalText.width) }
         var widths = [Int](repeating: 0, count: first.count)
-        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        for row in cellWidths { for (index, width) in row.enumerated() { widths[index] = max(widths[index], width) } }
         var out = ""
         out.reserveCapacity(rows.count * (widths.reduce(0, +) + 2 * widths.count))
-        for row in rows {
+        for (row, rowWidths) in zip(cells, cellWidths) {
             for (index, cell) in row.enumerated() {
                 out += cell
-                if index < row.count - 1 { out += String(repeating: " ", count: widths[index] - cell.count + 2) }
+                if index < row.count - 1 {
+                    out += String(repeating: " ", count: widths[index] - rowWidths[index] + 2)
+                }
             }
             out += "\n"
         }
@@ -83,8 +112,8 @@ enum Output {
         if item.deleted {
             lines.append("deleted:  yes")
         } else {
-            lines.append("name:     \(item.name)")
-            lines.append("serial:   \(item.serialNumber ?? "-")")
+            lines.append("name:     \(TerminalText.escaped(item.name))")
+            lines.append("serial:   \(item.serialNumber.map { TerminalText.escaped($0) } ?? "-")")
             lines.append("value:    \(item.valueInDollars)")
             lines.append("created:  \(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds))")
             if let image = item.image {

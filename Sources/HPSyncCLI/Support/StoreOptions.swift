@@ -8,7 +8,8 @@ import Logging
 struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("store"),
-        help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).")
+        help: "The store directory (default: $HP_SYNC_HOME, else the user's data directory).",
+        completion: .directory)
     var storePath: String?
 
     @Option(
@@ -16,6 +17,11 @@ struct StoreOptions: ParsableArguments {
             "Log level on stderr: trace, debug, info, notice, warning, error, critical (default: warning; info for serve)."
     )
     var logLevel: String?
+
+    @Flag(
+        name: .customShort("v"),
+        help: "More detail on stderr: -v info, -vv debug, -vvv trace (--log-level, if given, decides).")
+    var verbosity: Int
 
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
@@ -26,7 +32,9 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The store directory: --store, else $HP_SYNC_HOME, else the platform's per-user data directory.
-    var storeURL: URL {
+    var storeURL: URL { Self.storeURL(storePath) }
+
+    static func storeURL(_ storePath: String?) -> URL {
         if let storePath { return URL(fileURLWithPath: storePath, isDirectory: true) }
         let environment = ProcessInfo.processInfo.environment
         if let home = environment["HP_SYNC_HOME"], !home.isEmpty {
@@ -46,8 +54,13 @@ struct StoreOptions: ParsableArguments {
 
     /// A logger writing to stderr at the chosen level (stdout carries results only).
     func makeLogger(default level: Logger.Level = .warning) -> Logger {
-        var logger = Logger(label: "hp-sync") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? level
+        let journal = JournalLogHandler.stderrIsJournal()
+        var logger = Logger(label: "hp-sync") {
+            journal ? JournalLogHandler(label: $0) as any LogHandler : StreamLogHandler.standardError(label: $0)
+        }
+        let verbose: [Logger.Level] = [.info, .debug, .trace]
+        let asked = verbosity > 0 ? min(verbose[min(verbosity, verbose.count) - 1], level) : level
+        logger.logLevel = logLevel.flatMap { Logger.Level(rawValue: $0) } ?? asked
         return logger
     }
 

@@ -16,10 +16,12 @@ public struct MassDeleteGuard: Sendable, Equatable {
         self.maxDelete = maxDelete
     }
 
-    /// Why `deleting` of `liveItems` is too many, or nil when it is acceptable.
+    /// Why `deleting` of `liveItems` is too many, or nil when it is acceptable. A `maxDelete`
+    /// given decides alone: the person who gave it chose the number, so the fraction rule (the
+    /// default for when nobody did) does not second-guess it.
     public func violation(deleting: Int, liveItems: Int) -> String? {
-        if let maxDelete, deleting > maxDelete {
-            return "more than --max-delete \(maxDelete)"
+        if let maxDelete {
+            return deleting > maxDelete ? "more than --max-delete \(maxDelete)" : nil
         }
         if deleting > floor, Double(deleting) > maxFraction * Double(liveItems) {
             return "more than \(Int(maxFraction * 100))% of the \(liveItems) live items"
@@ -30,6 +32,7 @@ public struct MassDeleteGuard: Sendable, Equatable {
     /// How many live items are enough to judge `deleting` deletions: with at least this many the
     /// verdict is the same as with any larger number, so a count may stop here.
     public func liveItemsNeeded(toJudge deleting: Int) -> Int {
+        if maxDelete != nil { return 0 }
         guard maxFraction > 0 else { return Int.max }
         return Int((Double(deleting) / maxFraction).rounded(.up)) + 1
     }
@@ -85,6 +88,8 @@ public struct MassDeleteRefused: Error, CustomStringConvertible, Equatable {
                 + "its hp-sync or its store may be faulty"
         }
         return text + ". If the deletions on \(peer) are intended, check them with "
-            + "`hp-sync pull \(peer) --dry-run`, then run `hp-sync pull \(peer) --allow-mass-delete`"
+            + "`hp-sync pull \(peer) --dry-run`, then allow this many with "
+            + "`hp-sync pull \(peer) --max-delete \(deleting)`, or turn the guard off for one run with "
+            + "`hp-sync pull \(peer) --allow-mass-delete`"
     }
 }

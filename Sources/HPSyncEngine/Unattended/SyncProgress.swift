@@ -12,6 +12,8 @@ public struct SyncProgress: Sendable, Equatable {
     /// Items inserted, updated or deleted so far.
     public var items = 0
     public var images = 0
+    /// Bytes of those images: the figure the summary line shows at the end.
+    public var imageBytes: Int64 = 0
     /// Bytes that crossed the connection so far, both ways.
     public var bytes: Int64 = 0
     /// How many manifest entries the whole session holds, when known; nil otherwise.
@@ -27,6 +29,7 @@ public struct SyncProgress: Sendable, Equatable {
         entries = report.manifestEntries
         items = report.inserted.count + report.updated.count + report.deleted.count
         images = report.imagesTransferred
+        imageBytes = report.imageBytes
         self.bytes = bytes
     }
 
@@ -36,6 +39,7 @@ public struct SyncProgress: Sendable, Equatable {
         entries = counts.entries
         items = counts.inserted + counts.updated + counts.deleted
         images = counts.images
+        imageBytes = counts.imageBytes
         self.bytes = bytes
         self.totalEntries = totalEntries
     }

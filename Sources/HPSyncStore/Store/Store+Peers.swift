@@ -22,6 +22,20 @@ extension Store {
         guard removed else { throw StoreError.unknownPeer(name) }
     }
 
+    /// Changes a peer's address (`.some(nil)` clears it) and/or permission in place, keeping its
+    /// node ID, checkpoints and sync history; returns the peer as it now is.
+    public func updatePeer(named name: String, address: String?? = nil, permission: PeerPermission? = nil) throws
+        -> Peer
+    {
+        try write { db in
+            guard var record = try PeerRecord.fetchOne(db, key: name) else { throw StoreError.unknownPeer(name) }
+            if let address { record.address = address }
+            if let permission { record.permission = permission.rawValue }
+            try record.update(db)
+            return try record.peer()
+        }
+    }
+
     /// All peers, by name.
     public func peers() throws -> [Peer] {
         try read { db in try PeerRecord.order(PeerRecord.Columns.name).fetchAll(db).map { try $0.peer() } }

@@ -21,26 +21,21 @@ extension Store {
         }
     }
 
-    /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize.
+    /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize
+    /// (`CSVTable`: text cells guarded against formula injection).
     public func exportCSV(imagesDirectory: URL? = nil) throws -> Data {
         let items = try items()
         if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
         var text = "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize\r\n"
         for item in items {
             let fields = [
-                item.key.rawValue, item.name, item.serialNumber ?? "", String(item.valueInDollars),
-                DateText.iso8601(milliseconds: item.dateCreatedMilliseconds), item.image?.digest.hex ?? "",
-                item.image.map { String($0.size) } ?? "",
+                item.key.rawValue, CSVTable.textField(item.name), CSVTable.textField(item.serialNumber ?? ""),
+                String(item.valueInDollars), DateText.iso8601(milliseconds: item.dateCreatedMilliseconds),
+                item.image?.digest.hex ?? "", item.image.map { String($0.size) } ?? "",
             ]
-            text += fields.map(Self.csvField).joined(separator: ",") + "\r\n"
+            text += fields.joined(separator: ",") + "\r\n"
         }
         return Data(text.utf8)
-    }
-
-    /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
-    static func csvField(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     private func copyImages(of items: [Item], to directory: URL) throws {
@@ -66,6 +61,14 @@ extension Store {
     public func itemsJSON(_ items: [Item]) -> Data {
         var writer = ExportWriter(capacity: items.count * 320)
         writer.array(items, indent: "")
+        writer.raw("\n")
+        return Data(writer.bytes)
+    }
+
+    /// One item as a JSON object in the export's item format.
+    public func itemJSON(_ item: Item) -> Data {
+        var writer = ExportWriter(capacity: 320)
+        writer.append(item)
         writer.raw("\n")
         return Data(writer.bytes)
     }

@@ -41,7 +41,7 @@ extension Store {
         return changes
     }
 
-    private func importBatch(_ batch: [ExportedItem], imagesDirectory: URL?) throws -> ChangeSet {
+    func importBatch(_ batch: [ExportedItem], imagesDirectory: URL?) throws -> ChangeSet {
         let unversioned = batch.filter { $0.versionValue == nil }.count
         var localStamps = try reserveLocalStamps(unversioned)[...]
         var items: [Item] = []

@@ -87,12 +87,14 @@ struct ServeCommand: ParsableCommand {
         }
         let signals = Self.onTermination { signal in
             logger.notice("stopping", metadata: ["signal": "\(signal)"])
+            SystemdNotify.send("STOPPING=1")
             server.stop()
         }
         defer { signals.forEach { $0.cancel() } }
         let addresses = server.boundAddresses.map { PeerAddress(host: $0.host, port: $0.port).description }
         logger.info(
             "serving", metadata: ["listen": "\(addresses.joined(separator: " "))", "node": "\(identity.nodeID)"])
+        SystemdNotify.send("READY=1\nSTATUS=serving \(addresses.joined(separator: " "))")
         let clean = try server.run()
         logger.notice(clean ? "stopped" : "stopped; some sessions did not finish within the grace period")
     }

@@ -5,10 +5,12 @@ import HPSyncStore
 
 /// Options shared by `pull`, `push` and `sync`.
 struct SyncCommandOptions: ParsableArguments {
-    @Argument(help: "A peer name (see `hp-sync peer list`) or HOST[:PORT] (default port 7717).")
+    @Argument(
+        help: "A peer name (see `hp-sync peer list`) or HOST[:PORT] (default port 7717).",
+        completion: PeerCompletion.kind)
     var peer: String
 
-    @Flag(help: "Show what would change and write nothing.")
+    @Flag(name: [.customShort("n"), .long], help: "Show what would change and write nothing.")
     var dryRun = false
 
     @Flag(help: "Print the change set as JSON (counts, and up to 1,000 keys per category) instead of a summary.")

@@ -84,7 +84,7 @@ enum SyncReportPrinter {
             }
         }
         if options.json {
-            Output.write(try json(reports))
+            Output.writeJSON(try json(reports))
         } else if !options.quiet || options.dryRun {
             for report in reports {
                 if report.dryRun { Output.write(listing(report)) }

@@ -1,0 +1,7 @@
+import GRDBSQLite
+
+/// The SQLite library this process runs with (for `hp-sync --version` and bug reports).
+public enum SQLiteVersion {
+    /// "3.46.1": the library loaded at run time.
+    public static var runtime: String { String(cString: sqlite3_libversion()) }
+}

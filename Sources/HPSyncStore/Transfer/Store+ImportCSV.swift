@@ -1,0 +1,98 @@
+import Foundation
+import HPSyncCrypto
+
+/// Reading back a CSV export, typically after editing it in a spreadsheet.
+extension Store {
+    /// Imports a CSV file in the export's columns (found by their header names, in any order;
+    /// `key` and `name` are required, other columns are optional, unknown ones ignored). A CSV
+    /// carries no versions: each row that differs from the local item becomes a local edit (a
+    /// new item when the key is new), rows equal to it change nothing, so re-importing a file
+    /// changes nothing. Without an image column the local image stays; an empty one removes it.
+    public func importCSV(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
+        let exported = try csvChanges(from: url)
+        var changes = ChangeSet()
+        var start = 0
+        while start < exported.count {
+            let end = min(start + Self.importBatchSize, exported.count)
+            changes.formUnion(try importBatch(Array(exported[start..<end]), imagesDirectory: imagesDirectory))
+            start = end
+        }
+        return changes
+    }
+
+    /// The rows of the CSV at `url` that differ from the local items, as unversioned records.
+    func csvChanges(from url: URL) throws -> [ExportedItem] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw StoreError.missingImportFile(path: url.path)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw StoreError.invalidImport("the CSV is not UTF-8 text; save it as CSV UTF-8")
+        }
+        let rows = try CSVTable.rows(text)
+        guard let header = rows.first else { throw StoreError.invalidImport("the CSV file is empty") }
+        let columns = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        guard columns["key"] != nil, columns["name"] != nil else {
+            throw StoreError.invalidImport("the CSV's first row must name its columns, at least key and name")
+        }
+        var exported: [ExportedItem] = []
+        for (index, row) in rows.dropFirst().enumerated() {
+            let item = try csvItem(row, columns: columns, line: index + 2)
+            if let local = try self.item(item.key), !local.deleted, Self.same(local, item) { continue }
+            exported.append(item)
+        }
+        return exported
+    }
+
+    private func csvItem(_ row: [String], columns: [String: Int], line: Int) throws -> ExportedItem {
+        func cell(_ name: String) -> String? {
+            guard let index = columns[name] else { return nil }
+            return index < row.count ? row[index] : ""
+        }
+        func fail(_ reason: String) -> StoreError { .invalidImport("CSV line \(line): \(reason)") }
+        guard let keyText = cell("key"), let key = try? ItemKey(keyText) else {
+            throw fail("'\(cell("key") ?? "")' is not an item key")
+        }
+        var item = ExportedItem(key: key)
+        let local = try self.item(key).flatMap { $0.deleted ? nil : $0 }
+        item.name = cell("name").map(CSVTable.unguarded)
+        if let serial = cell("serialNumber") {
+            let text = CSVTable.unguarded(serial)
+            item.serialNumber = text.isEmpty ? nil : text
+        } else {
+            item.serialNumber = local?.serialNumber
+        }
+        if let value = cell("valueInDollars"), !value.isEmpty {
+            guard let dollars = Int64(value) else { throw fail("valueInDollars '\(value)' is not whole dollars") }
+            item.valueInDollars = dollars
+        } else {
+            item.valueInDollars = local?.valueInDollars ?? 0
+        }
+        if let date = cell("dateCreated"), !date.isEmpty {
+            guard let milliseconds = DateText.parse(date) else { throw fail("dateCreated '\(date)' is not a date") }
+            item.dateCreatedMilliseconds = milliseconds
+        } else {
+            item.dateCreatedMilliseconds = local?.dateCreatedMilliseconds ?? Int64(nowMilliseconds())
+        }
+        if let digest = cell("imageSHA256") {
+            if !digest.isEmpty {
+                guard let sha = SHA256Digest(hex: digest), let size = cell("imageSize").flatMap({ Int64($0) }) else {
+                    throw fail("imageSHA256 and imageSize do not name an image")
+                }
+                item.image = ExportedItem.Image(sha256: sha, size: size)
+            }
+        } else {
+            item.image = local?.image.map { ExportedItem.Image(sha256: $0.digest, size: $0.size) }
+        }
+        return item
+    }
+
+    private static func same(_ local: Item, _ row: ExportedItem) -> Bool {
+        local.name == row.name && local.serialNumber == row.serialNumber
+            && local.valueInDollars == row.valueInDollars
+            && local.dateCreatedMilliseconds == row.dateCreatedMilliseconds
+            && local.image?.digest == row.image?.sha256 && local.image?.size == row.image?.size
+    }
+}
