@@ -29,6 +29,30 @@ import Testing
                 .hasSuffix(", 10 s, finishing"))
     }
 
+    /// Where images dominate, the entries are listed long before their images arrive: the ETA
+    /// goes by whichever has more left, and the line shows the bytes of the announced total.
+    @Test func imagesBytesOfAKnownTotalDriveTheETA() {
+        var pull = progress(.pull, entries: 1000, total: 1000)
+        pull.imageBytes = 12_000_000
+        pull.totalImageBytes = 48_300_000
+        // 36.3 MB more at 1.2 MB per second: 30.25 s, shown rounded up.
+        #expect(
+            ProgressLine.text(pull, peer: "nas", elapsed: 10)
+                == "pulling from nas: 1000/1000 entries, 980 items, 12 images (12.0/48.3 MB), 310.0 KB/s, 10 s, ETA 31 s"
+        )
+        // The entries have more left (1500 of 2000 to go): they decide.
+        var push = progress(.push, entries: 500, total: 2000)
+        push.imageBytes = 24_000_000
+        push.totalImageBytes = 48_000_000
+        #expect(
+            ProgressLine.text(push, peer: "nas", elapsed: 10).hasSuffix("(24.0/48.0 MB), 310.0 KB/s, 10 s, ETA 30 s"))
+        // No image bytes yet: no rate to take from them, the entries decide.
+        push.imageBytes = 0
+        #expect(
+            ProgressLine.text(push, peer: "nas", elapsed: 10).hasSuffix("(0.0/48.0 MB), 310.0 KB/s, 10 s, ETA 30 s"))
+        #expect(SyncReportPrinter.formatBytes(900, of: 999) == "900/999 B")
+    }
+
     @Test func noETAWithoutATotalOrARate() {
         let pull = ProgressLine.text(progress(.pull, entries: 500, total: nil), peer: "nas", elapsed: 10)
         #expect(pull == "pulling from nas: 500 entries, 480 items, 12 images (2.9 MB), 310.0 KB/s, 10 s")

@@ -15,5 +15,7 @@ import Testing
         #expect(updates.last?.images == 3)
         #expect(updates.last?.imageBytes == 15_000)
         #expect((updates.last?.bytes ?? 0) > 15_000, "the wire carries more than the images")
+        // A pull learns the images' total from the first page, a push from its own feed.
+        #expect(updates.allSatisfy { $0.totalImageBytes == 15_000 })
     }
 }

@@ -10,8 +10,9 @@ import HPSyncEngine
 /// A one-line progress display on stderr, redrawn in place at most five times a second.
 ///
 /// Made only when stderr is a terminal, so cron mail, pipes and log files never see it.
-/// It shows entries, items, images with their bytes (the summary's figure) and the rate; an ETA only when the total is known (a
-/// push). A pull's manifest has no announced length, so a pull shows no ETA rather than a guess.
+/// It shows entries, items, images with their bytes (the summary's figure, of the announced total
+/// when known) and the rate; an ETA only when the total is known (a push, or a pull from a
+/// version-2 server), by entries or by image bytes, whichever has more left.
 final class ProgressLine: @unchecked Sendable {
     private let peer: String
     private let lock = NSLock()
@@ -64,16 +65,20 @@ final class ProgressLine: @unchecked Sendable {
     }
 
     /// The line for `progress` after `elapsed` seconds, e.g. "pushing to nas: 500/2000 entries,
-    /// 480 items, 12 images (2.9 MB), 310.0 KB/s, 10 s, ETA 30 s". The images' bytes are the
-    /// figure the summary shows at the end; the rate is of everything that crossed the connection.
+    /// 480 items, 12 images (2.9/48.3 MB), 310.0 KB/s, 10 s, ETA 30 s". The images' bytes are the
+    /// figure the summary shows at the end (the total is at most what crosses: images the
+    /// receiver has stay put); the rate is of everything that crossed the connection.
     static func text(_ progress: SyncProgress, peer: String, elapsed: Double) -> String {
         let seconds = max(elapsed, 0.001)
         let verb = progress.direction == .pull ? "pulling from" : "pushing to"
         let entries = progress.totalEntries.map { "\(progress.entries)/\($0)" } ?? "\(progress.entries)"
         let rate = SyncReportPrinter.formatBytes(Int64(Double(progress.bytes) / seconds))
+        let imageBytes =
+            progress.totalImageBytes.map { SyncReportPrinter.formatBytes(progress.imageBytes, of: $0) }
+            ?? SyncReportPrinter.formatBytes(progress.imageBytes)
         var line =
             "\(verb) \(peer): \(entries) entries, \(progress.items) items, \(progress.images) images "
-            + "(\(SyncReportPrinter.formatBytes(progress.imageBytes))), \(rate)/s, \(Int(seconds)) s"
+            + "(\(imageBytes)), \(rate)/s, \(Int(seconds)) s"
         if let left = progress.secondsLeft(elapsed: seconds) {
             // Every entry is listed but the session still runs (images of the last page, the
             // final commit): an "ETA 0 s" that lasts would be a wrong promise.

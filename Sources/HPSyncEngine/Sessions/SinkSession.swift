@@ -63,6 +63,10 @@ final class SinkSession {
     private var lastPage: ManifestPage?
     /// What the source's first page announced (version 2), for the progress estimate.
     private var totalEntries: Int?
+    private var totalImageBytes: Int64?
+    /// Items inserted, updated or deleted by what was received and checked so far, committed
+    /// or not: what the progress line shows while a batch gathers (the summary counts commits).
+    private var receivedItems = 0
     private var durableSeq: Int64 = 0
     /// What the session did not apply: no checkpoint passes it, so a later run retries it.
     private var holds: SinkHolds
@@ -104,7 +108,10 @@ final class SinkSession {
             let step = try reconcileStep(for: page, isFirst: isFirst, report: &report)
             if isFirst {
                 decideWhetherToApply(page, reconciling: step != nil, report: &report)
-                if options.version >= 2 { totalEntries = Int(page.entriesAhead) }
+                if options.version >= 2 {
+                    totalEntries = Int(page.entriesAhead)
+                    totalImageBytes = page.imageBytesAhead
+                }
                 if let deletionGuard = options.deletionGuard, !options.dryRun {
                     budget = DeletionBudget(
                         rule: deletionGuard.rule, peer: deletionGuard.peer, liveItems: try store.status().items)
@@ -209,7 +216,10 @@ final class SinkSession {
         for record in incoming {
             pendingKeys.insert(record.item.key)
             pendingImageBytes += record.image?.ref.size ?? 0
-            if let mine = local[record.item.key], !mine.deleted, mine.image != nil { pendingMayRemoveImages = true }
+            let liveHere = local[record.item.key].map { !$0.deleted } ?? false
+            if liveHere, local[record.item.key]?.image != nil { pendingMayRemoveImages = true }
+            // A tombstone for a key this store never had live records a deletion, not an item.
+            if !record.item.deleted || liveHere { receivedItems += 1 }
         }
         heldEntries += page.entries.count
         if let step {
@@ -473,7 +483,9 @@ final class SinkSession {
 
     private func reportProgress(_ report: SyncReport) {
         options.progress?(
-            SyncProgress(report, bytes: channel.bytesSent + channel.bytesReceived, totalEntries: totalEntries))
+            SyncProgress(
+                report, received: receivedItems, bytes: channel.bytesSent + channel.bytesReceived,
+                totalEntries: totalEntries, totalImageBytes: totalImageBytes))
     }
 
     private func discardStaged() {

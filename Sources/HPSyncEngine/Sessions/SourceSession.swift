@@ -70,7 +70,8 @@ final class SourceSession {
             var page = next.page
             page.reconcileHorizon = start.horizon
             if first, version >= 2 {
-                (page.entriesAhead, page.tombstonesAhead) = try store.feedCounts(after: start.since)
+                (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) = try store.feedCounts(
+                    after: start.since)
                 if let announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }
             }
             first = false

@@ -117,8 +117,9 @@ public final class SyncClient {
             throw SyncError.needsReconciliation(peer: peerName, detail: message)
         }
         let source = SourceSession(channel: channel, store: store, version: server.version, logger: logger)
-        // Every key changed after `since` is one manifest entry: the total behind the ETA.
-        let total = options.progress == nil ? nil : Int(try store.feedCounts(after: start.since).entries)
+        // Every key changed after `since` is one manifest entry, and the live ones' images are
+        // what may cross: the totals behind the ETA.
+        let total = options.progress == nil ? nil : try store.feedCounts(after: start.since)
         var serverCounts = ChangeCounts()
         var refusals: [PageRefusal] = []
         var checkpoint = PushCheckpoint(version: server.version)
@@ -129,7 +130,7 @@ public final class SyncClient {
                 options.progress?(
                     SyncProgress(
                         pushed: acknowledgement.counts, bytes: channel.bytesSent + channel.bytesReceived,
-                        totalEntries: total))
+                        totalEntries: total.map { Int($0.entries) }, totalImageBytes: total?.imageBytes))
                 if !options.dryRun, let seq = checkpoint.advance(acknowledgement) {
                     try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: seq))
                 }

@@ -474,6 +474,11 @@ public nonisolated struct Hpsync_V1_ManifestPage: Sendable {
   /// after the start point, counted when the session began), for a progress estimate.
   public var entriesAhead: UInt64 = 0
 
+  /// Version 2, first page of a session only: the bytes of the images of the live entries the
+  /// session will list (counted when the session began), for a progress estimate by bytes.
+  /// Informational; older receivers ignore it.
+  public var imageBytesAhead: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1219,7 +1224,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ManifestPage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0\u{3}tombstones_ahead\0\u{3}entries_ahead\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0\u{3}reconcile_horizon\0\u{3}tombstones_ahead\0\u{3}entries_ahead\0\u{3}image_bytes_ahead\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1233,6 +1238,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.reconcileHorizon) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.tombstonesAhead) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.entriesAhead) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.imageBytesAhead) }()
       default: break
       }
     }
@@ -1257,6 +1263,9 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if self.entriesAhead != 0 {
       try visitor.visitSingularUInt64Field(value: self.entriesAhead, fieldNumber: 6)
     }
+    if self.imageBytesAhead != 0 {
+      try visitor.visitSingularUInt64Field(value: self.imageBytesAhead, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1267,6 +1276,7 @@ nonisolated extension Hpsync_V1_ManifestPage: SwiftProtobuf.Message, SwiftProtob
     if lhs.reconcileHorizon != rhs.reconcileHorizon {return false}
     if lhs.tombstonesAhead != rhs.tombstonesAhead {return false}
     if lhs.entriesAhead != rhs.entriesAhead {return false}
+    if lhs.imageBytesAhead != rhs.imageBytesAhead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -185,6 +185,7 @@ extension Message {
             reconcileHorizon: page.reconcileHorizon == 0 ? nil : VersionStamp(rawValue: page.reconcileHorizon),
             tombstonesAhead: try seq(page.tombstonesAhead, "ManifestPage", "tombstones_ahead"))
         result.entriesAhead = try seq(page.entriesAhead, "ManifestPage", "entries_ahead")
+        result.imageBytesAhead = try seq(page.imageBytesAhead, "ManifestPage", "image_bytes_ahead")
         return result
     }
 

@@ -56,6 +56,7 @@ extension Message {
             wire.reconcileHorizon = page.reconcileHorizon?.rawValue ?? 0
             wire.tombstonesAhead = UInt64(page.tombstonesAhead)
             wire.entriesAhead = UInt64(page.entriesAhead)
+            wire.imageBytesAhead = UInt64(page.imageBytesAhead)
             return .manifestPage(wire)
         case .fetchRecords(let keys):
             var wire = Hpsync_V1_FetchRecords()

@@ -68,6 +68,9 @@ public struct ManifestPage: Equatable, Sendable {
     public var tombstonesAhead: Int64
     /// Version 2, first page only: how many entries the session will list (0 otherwise).
     public var entriesAhead: Int64 = 0
+    /// Version 2, first page only: the bytes of the images of the live entries the session will
+    /// list, for progress by bytes (0 otherwise, or from a source that does not say).
+    public var imageBytesAhead: Int64 = 0
 
     public init(
         entries: [ManifestEntry], throughSeq: Int64, isFinal: Bool, reconcileHorizon: VersionStamp? = nil,

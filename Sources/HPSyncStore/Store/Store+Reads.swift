@@ -104,13 +104,18 @@ extension Store {
         }
     }
 
-    /// How many feed entries (what `changes(after:)` would page through), and how many of them
-    /// tombstones, come after `seq`: one scan.
-    public func feedCounts(after seq: Int64) throws -> (entries: Int64, tombstones: Int64) {
+    /// How many feed entries (what `changes(after:)` would page through), how many of them
+    /// tombstones, and the bytes of the live ones' images come after `seq`: one scan.
+    public func feedCounts(after seq: Int64) throws -> (entries: Int64, tombstones: Int64, imageBytes: Int64) {
         try read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT count(*), COALESCE(SUM(deleted), 0) FROM item WHERE seq > ?", arguments: [seq])
-            return (row?[0] ?? 0, row?[1] ?? 0)
+                db,
+                sql: """
+                    SELECT count(*), COALESCE(SUM(deleted), 0),
+                           COALESCE(SUM(CASE WHEN deleted = 0 THEN imageSize ELSE 0 END), 0)
+                    FROM item WHERE seq > ?
+                    """, arguments: [seq])
+            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
         }
     }
 

@@ -59,14 +59,27 @@ enum SyncReportPrinter {
     }
 
     static func formatBytes(_ bytes: Int64) -> String {
+        let (divisor, unit) = byteUnit(bytes)
+        return divisor == 1 ? "\(bytes) B" : String(format: "%.1f %@", Double(bytes) / divisor, unit)
+    }
+
+    /// `bytes` of `total` in the total's unit, e.g. "12.0/48.3 MB".
+    static func formatBytes(_ bytes: Int64, of total: Int64) -> String {
+        let (divisor, unit) = byteUnit(total)
+        guard divisor > 1 else { return "\(bytes)/\(total) B" }
+        return String(format: "%.1f/%.1f %@", Double(bytes) / divisor, Double(total) / divisor, unit)
+    }
+
+    /// The decimal unit `bytes` is shown in, and its size.
+    private static func byteUnit(_ bytes: Int64) -> (divisor: Double, unit: String) {
         let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
+        var divisor = 1.0
         var unit = 0
-        while value >= 1000 && unit < units.count - 1 {
-            value /= 1000
+        while Double(bytes) / divisor >= 1000 && unit < units.count - 1 {
+            divisor *= 1000
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        return (divisor, units[unit])
     }
 
     /// Prints a session's outcome the way the flags ask.
