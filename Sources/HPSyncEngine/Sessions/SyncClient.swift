@@ -22,6 +22,9 @@ public final class SyncClient {
         /// For a pull: the mass-deletion guard the session applies under. The sink counts the
         /// deletions it really receives and stops before the page that would trip it.
         public var deletionGuard: MassDeleteGuard?
+        /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
+        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        public var keepReplaced: Bool?
         /// The highest protocol version to offer (tests play an older peer with it).
         var maxVersion = ProtocolLimits.maxVersion
         public init() {}
@@ -69,6 +72,7 @@ public final class SyncClient {
         sinkOptions.commitEvery = options.commitEvery
         sinkOptions.deletionGuard = options.deletionGuard.map { ($0, peerName) }
         sinkOptions.clockSkew = report.clockSkew
+        sinkOptions.keepReplaced = options.keepReplaced
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try telling(channel) { try sink.run(into: &report) }
         report.peerCounts = try receiveDone(channel)
