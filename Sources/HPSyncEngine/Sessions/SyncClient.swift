@@ -53,8 +53,10 @@ public final class SyncClient {
         let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
         report.clockSkew = compareClocks(server, peerName: peerName)
         // Images this store lost or found damaged come first, by digest, from a version-3 server
-        // (Protocol.md §5.7): a pull heals what the manifest would never resend.
+        // (Protocol.md §5.7): a pull heals what the manifest would never resend. Files gone or
+        // of the wrong size since are found here cheaply (no hashing; rot is `verify`'s).
         if !options.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
+            try store.rememberMissingImages()
             let wanted = try store.imagesToHeal()
             if !wanted.isEmpty {
                 try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)
