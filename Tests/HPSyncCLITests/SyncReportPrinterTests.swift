@@ -37,4 +37,18 @@ import Testing
             CompletedWithWarnings(refused: 3, withheld: 1).description.hasPrefix(
                 "3 records were refused and 1 record was withheld"))
     }
+
+    /// An image the peer could not supply either is a warning naming what to do.
+    @Test func imagesThePeerCouldNotSupplyAreWarnings() {
+        var pull = SyncReport(direction: .pull, peer: "nas")
+        pull.unhealed.append("K4")
+        #expect(
+            SyncReportPrinter.warnings(pull) == [
+                "image of K4 is missing or damaged here and nas could not supply it either; fetch it from another "
+                    + "peer: hp-sync verify --repair --from OTHER-PEER"
+            ])
+        #expect(
+            CompletedWithWarnings(refused: 0, unhealed: 2).description.hasPrefix(
+                "2 images could not be fetched again (listed above)"))
+    }
 }

@@ -92,6 +92,53 @@ import Testing
         #expect(try pair.backup.run(["verify"]).status == 0)
     }
 
+    /// No `verify` in between: the pull itself notices files gone or of the wrong size.
+    @Test func aPullHealsImageFilesLostSinceWithoutVerify() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let lost = try Self.add(pair.primary, "lamp", image: Self.photo(6))
+        let cut = try Self.add(pair.primary, "rug", image: Self.photo(7))
+        let whole = try Self.add(pair.primary, "desk", image: Self.photo(8))
+        let server = try Self.serveAndPull(pair)
+        defer { _ = server.stop() }
+        try FileManager.default.removeItem(at: Self.imageURL(pair.backup, lost))
+        try Data(Self.photo(7, count: 10)).write(to: Self.imageURL(pair.backup, cut))
+
+        let pulled = try pair.backup.run(["pull", "primary", "--json"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        let json = try JSONSerialization.jsonObject(with: pulled.stdout) as? [String: Any]
+        #expect((json?["healed"] as? [String])?.sorted() == [lost, cut].sorted(), "\(pulled.text)")
+        #expect(json?["imagesTransferred"] as? Int == 2)
+        for key in [lost, cut, whole] {
+            #expect(
+                try Data(contentsOf: Self.imageURL(pair.backup, key))
+                    == Data(Self.photo(key == lost ? 6 : key == cut ? 7 : 8)))
+        }
+        #expect(try pair.backup.run(["verify"]).status == 0)
+    }
+
+    /// An image the peer cannot supply either is a warning (exit 3) that says where to look.
+    @Test func aPullWhosePeerCannotSupplyAnImageExits3() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let gone = try Self.add(pair.primary, "gone everywhere", image: Self.photo(9))
+        let server = try Self.serveAndPull(pair)
+        defer { _ = server.stop() }
+        try FileManager.default.removeItem(at: Self.imageURL(pair.backup, gone))
+        try FileManager.default.removeItem(at: Self.imageURL(pair.primary, gone))
+        #expect(try pair.backup.run(["verify"]).status == 1)
+
+        let pulled = try pair.backup.run(["pull", "primary"])
+        #expect(pulled.status == 3, "\(pulled.text)\(pulled.stderr)")
+        #expect(pulled.stderr.contains("image of \(gone) is missing or damaged here"), "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("hp-sync verify --repair --from OTHER-PEER"))
+        #expect(pulled.stderr.contains("1 image could not be fetched again"))
+        let json = try pair.backup.run(["pull", "primary", "--json", "--quiet"])
+        #expect(json.status == 3)
+        let report = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        #expect(report?["unhealed"] as? [String] == [gone])
+    }
+
     /// The serving node's own image rots: it answers `missing` and logs it, then heals itself
     /// from the backup it serves (which it can pull from), and the next client gets the image.
     @Test func aDamagedServerAnswersMissingAndHealsFromItsBackup() throws {

@@ -64,6 +64,25 @@ import Testing
         #expect(throws: StoreError.notInTrash(a.key.rawValue)) { try store.restoreFromTrash(key: a.key) }
     }
 
+    /// Issue 12 §3: the apply's own parameter decides (a server receiving a push passes it),
+    /// whatever the store-wide setting says.
+    @Test func theApplysParameterOverridesTheStoreSetting() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(3))))
+        let b = try store.add(ItemDraft(name: "B"))
+        _ = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(a.key, stamp: a.version.stamp.rawValue + 1, deleted: true))],
+            checkpoint: nil, keepReplaced: true)
+        #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(Fixtures.jpeg(3)))
+        store.keepReplacedVersions(true)
+        _ = try store.applyRemote(
+            [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1))],
+            checkpoint: nil, keepReplaced: false)
+        store.keepReplacedVersions(false)
+        #expect(try store.trashEntries(key: b.key).isEmpty)
+    }
+
     /// A store whose lamp (with a photo and a creation date) a pull overwrote with a version
     /// that has neither; the trash keeps the local version.
     struct Overwritten {

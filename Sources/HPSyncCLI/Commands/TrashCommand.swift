@@ -7,7 +7,8 @@ struct TrashCommand: ParsableCommand {
         commandName: "trash", abstract: "Versions that pulls deleted or overwrote, kept for --keep-deleted.",
         discussion: """
             Each pull keeps the local versions it deletes or overwrites (with their images) for \
-            `pull --keep-deleted` (default 30 days). `trash restore KEY` brings one back as a new \
+            `pull --keep-deleted` (default 30 days), and `serve` those a received push deletes or \
+            overwrites, for `serve --keep-deleted`. `trash restore KEY` brings one back as a new \
             local edit, which the next sync sends on like any other change.
             """,
         subcommands: [TrashListCommand.self, TrashRestoreCommand.self, TrashPurgeCommand.self])

@@ -15,7 +15,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// A check found problems: `verify` (the store is readable but not clean) or
     /// `status --check` (a peer's last successful sync is older than allowed).
     case verifyFoundProblems = 1
-    /// A sync completed, but some records were refused (listed on stderr); they are retried next run.
+    /// A sync completed, but some records were refused or withheld, or some images could not be
+    /// healed (listed on stderr); they are retried next run.
     /// An import applied every record but recorded images as missing (an export without images).
     case completedWithWarnings = 3
     /// EX_USAGE: the command line was wrong (unknown option, missing argument, bad value).
@@ -52,8 +53,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return "a check found problems: `verify` (listed on stdout) or `status --check` (a stale peer)"
         case .completedWithWarnings:
             return
-                "completed with warnings: a sync whose peer refused or withheld some records (listed on stderr), the "
-                + "rest applied; an import without images (they are recorded as missing)"
+                "completed with warnings: a sync whose peer refused or withheld some records, or could not supply "
+                + "images missing here (listed on stderr), the rest applied; an import without images (they are "
+                + "recorded as missing)"
         case .usage:
             return "usage error: unknown option, bad value, a peer name or invitation ID that names nothing "
                 + "(`pull primray`: a bare word is a peer name, never a host), bad address"
@@ -190,15 +192,20 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Thrown after a sync printed its results when some records were refused or withheld, so the
-/// process exits 3.
+/// Thrown after a sync printed its results when some records were refused or withheld, or some
+/// images could not be healed, so the process exits 3.
 struct CompletedWithWarnings: Error, CustomStringConvertible {
     var refused: Int
     var withheld = 0
+    /// Images missing or damaged here that the peer could not supply either.
+    var unhealed = 0
     var description: String {
         var parts: [String] = []
         if refused > 0 { parts.append("\(refused) record\(refused == 1 ? " was" : "s were") refused") }
         if withheld > 0 { parts.append("\(withheld) record\(withheld == 1 ? " was" : "s were") withheld") }
+        if unhealed > 0 {
+            parts.append("\(unhealed) image\(unhealed == 1 ? "" : "s") could not be fetched again")
+        }
         return parts.joined(separator: " and ") + " (listed above), everything else was applied; "
             + "fix what each line says, the next run retries them"
     }

@@ -17,6 +17,9 @@ public final class SyncServer: Sendable {
         public var timeouts = TLSTimeouts()
         /// How long a shutdown waits for sessions in flight to finish their page.
         public var shutdownGrace: Duration = .seconds(30)
+        /// How long the versions a received push deletes or overwrites stay in the trash
+        /// (milliseconds; 0 keeps none).
+        public var keepDeletedMilliseconds: Int64 = 0
         public init() {}
     }
 
@@ -45,6 +48,7 @@ public final class SyncServer: Sendable {
         let store = self.store
         let logger = self.logger
         let handshakeTimeout = configuration.timeouts.handshake
+        let keepDeleted = configuration.keepDeletedMilliseconds
         let isStopping: @Sendable () -> Bool = { [weak self] in self?.stopping.load(ordering: .relaxed) ?? true }
         try listener.run { connection, admission in
             var log = logger
@@ -53,7 +57,7 @@ public final class SyncServer: Sendable {
             // held by a silent or trickling client.
             ServerSession(
                 store: store, logger: log, preAuthorizationDeadline: .now + handshakeTimeout,
-                admit: { admission.authorize() }, shouldStop: isStopping
+                admit: { admission.authorize() }, shouldStop: isStopping, keepDeletedMilliseconds: keepDeleted
             )
             .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
         }

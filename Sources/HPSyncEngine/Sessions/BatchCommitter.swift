@@ -30,13 +30,15 @@ final class BatchCommitter: @unchecked Sendable {
     }
 
     private let store: Store
+    private let keepReplaced: Bool?
     private let queue = DispatchQueue(label: "hp-sync.sink-commit")
     private let condition = NSCondition()
     private var inFlight: Batch?
     private var result: Result<Committed, any Error>?
 
-    init(store: Store) {
+    init(store: Store, keepReplaced: Bool?) {
         self.store = store
+        self.keepReplaced = keepReplaced
     }
 
     /// Starts committing `batch` once the batch before it ended; returns that one's result.
@@ -45,11 +47,12 @@ final class BatchCommitter: @unchecked Sendable {
         condition.lock()
         inFlight = batch
         condition.unlock()
-        queue.async { [store] in
+        queue.async { [store, keepReplaced] in
             let result = Result { () throws -> Committed in
                 defer { for image in batch.staged { image.discard() } }
                 let outcome = try store.applyRemote(
-                    batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile)
+                    batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile,
+                    keepReplaced: keepReplaced)
                 return Committed(throughSeq: batch.throughSeq, outcome: outcome)
             }
             self.condition.lock()

@@ -20,18 +20,23 @@ public final class ServerSession {
     /// Tests only: entries per manifest page of a pull.
     var pageSize = ProtocolLimits.manifestPageSize
     private let admit: () -> Bool
+    /// How long the versions a received push deletes or overwrites stay in the trash
+    /// (milliseconds; 0 keeps none). Older trash is purged after each push.
+    private let keepDeletedMilliseconds: Int64
 
     /// - Parameters:
     ///   - preAuthorizationDeadline: when every frame the client sends before it is authorized
     ///     (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
     ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
     ///     and the client is told ERROR_BUSY instead of the server's Hello.
+    ///   - keepDeletedMilliseconds: the trash retention for what received pushes replace.
     public init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
         preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
-        shouldStop: @escaping @Sendable () -> Bool = { false }
+        shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0
     ) {
         self.admit = admit
+        self.keepDeletedMilliseconds = keepDeletedMilliseconds
         self.store = store
         self.logger = logger
         self.software = software
@@ -223,9 +228,20 @@ public final class ServerSession {
             return skew
         }
         options.me = "the server"
+        // What a push replaces is kept as a pull keeps it: a version never vanishes silently
+        // from the node that made it.
+        let keep = keepDeletedMilliseconds > 0 && !report.dryRun
+        options.keepReplaced = keep
         let sink = SinkSession(channel: channel, store: store, options: options, logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))
+        if keep {
+            do {
+                try store.purgeTrash(olderThanMilliseconds: keepDeletedMilliseconds)
+            } catch {
+                logger.warning("could not purge the trash", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Tells the client why the session ends (unless the client ended it) and logs it.

@@ -34,6 +34,9 @@ final class SinkSession {
         var clockSkew: ClockSkew?
         /// How a refusal names this node ("this node"; a server: "this server").
         var me = "this node"
+        /// Whether the live versions the session deletes or overwrites go to the trash; nil
+        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        var keepReplaced: Bool?
     }
 
     /// When a version-2 sink commits what it holds: at the final page, or once the pages it
@@ -82,7 +85,7 @@ final class SinkSession {
         self.options = options
         self.logger = logger
         self.machine = SinkStateMachine()
-        self.committer = BatchCommitter(store: store)
+        self.committer = BatchCommitter(store: store, keepReplaced: options.keepReplaced)
         self.holds = SinkHolds(store: store, clockSkew: options.clockSkew, me: options.me)
     }
 

@@ -22,6 +22,9 @@ public final class SyncClient {
         /// For a pull: the mass-deletion guard the session applies under. The sink counts the
         /// deletions it really receives and stops before the page that would trip it.
         public var deletionGuard: MassDeleteGuard?
+        /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
+        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        public var keepReplaced: Bool?
         /// The highest protocol version to offer (tests play an older peer with it).
         var maxVersion = ProtocolLimits.maxVersion
         public init() {}
@@ -50,8 +53,10 @@ public final class SyncClient {
         let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
         report.clockSkew = compareClocks(server, peerName: peerName)
         // Images this store lost or found damaged come first, by digest, from a version-3 server
-        // (Protocol.md §5.7): a pull heals what the manifest would never resend.
+        // (Protocol.md §5.7): a pull heals what the manifest would never resend. Files gone or
+        // of the wrong size since are found here cheaply (no hashing; rot is `verify`'s).
         if !options.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
+            try store.rememberMissingImages()
             let wanted = try store.imagesToHeal()
             if !wanted.isEmpty {
                 try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)
@@ -69,6 +74,7 @@ public final class SyncClient {
         sinkOptions.commitEvery = options.commitEvery
         sinkOptions.deletionGuard = options.deletionGuard.map { ($0, peerName) }
         sinkOptions.clockSkew = report.clockSkew
+        sinkOptions.keepReplaced = options.keepReplaced
         let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
         try telling(channel) { try sink.run(into: &report) }
         report.peerCounts = try receiveDone(channel)

@@ -12,14 +12,20 @@ extension Store {
     /// A key this store has no row for counts, once it has collected tombstones, as a tombstone
     /// at its GC horizon (see `GCHorizon`): an older version loses. `reconcile` is the page's
     /// part in a full reconciliation, committed in the same transaction.
+    ///
+    /// `keepReplaced` says whether the live versions this batch deletes or overwrites go to the
+    /// trash (a pull and a push receiver alike); nil leaves it to `keepReplacedVersions(_:)`.
     public func applyRemote(
-        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil
+        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
+        keepReplaced: Bool? = nil
     ) throws -> ApplyOutcome {
-        try applyBatch(records, checkpoint: checkpoint, clockGuard: true, reconcile: reconcile)
+        try applyBatch(
+            records, checkpoint: checkpoint, clockGuard: true, reconcile: reconcile, keepReplaced: keepReplaced)
     }
 
     func applyBatch(
-        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool, reconcile: ReconcileStep? = nil
+        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool, reconcile: ReconcileStep? = nil,
+        keepReplaced: Bool? = nil
     ) throws -> ApplyOutcome {
         let originals = Set(records.compactMap { $0.image?.tempName })
         defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
@@ -50,7 +56,7 @@ extension Store {
         var superseded: [String] = []
         var unlinkKeys: [ItemKey] = []
         var missingImages: [ItemKey] = []
-        let keepReplaced = keepsReplacedVersions.get()
+        let keepReplaced = keepReplaced ?? keepsReplacedVersions.get()
         try write { db in
             var changeClock = try ChangeClock(db, now: now)
             var journaledHere: [(key: ItemKey, temp: String)] = []

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import HPSyncCrypto
 
-/// A version a pull deleted or overwrote, as `hp-sync trash list` shows it.
+/// A version a pull or a received push deleted or overwrote, as `hp-sync trash list` shows it.
 public struct TrashEntry: Sendable, Equatable {
     public enum Reason: String, Sendable { case deleted, overwritten }
 
@@ -102,17 +102,20 @@ extension Store {
     @discardableResult
     public func purgeTrash(olderThanMilliseconds age: Int64) throws -> Int {
         let cutoff = Int64(clock.nowMilliseconds()) - age
-        let (removed, kept) = try write { db -> (Int, Set<String>) in
+        // The files are listed and unlinked inside the transaction: a serving process applies
+        // pushes while it purges, and an image linked into the trash by an apply whose row is
+        // not committed yet must not be taken for an orphan.
+        return try write { db -> Int in
             let removed = try TrashRecord.filter(TrashRecord.Columns.trashedAt <= cutoff).deleteAll(db)
             let digests = try Data.fetchAll(
                 db, TrashRecord.select(TrashRecord.Columns.imageDigest).filter(TrashRecord.Columns.imageDigest != nil))
-            return (removed, Set(digests.compactMap { SHA256Digest(bytes: Array($0))?.hex }))
+            let kept = Set(digests.compactMap { SHA256Digest(bytes: Array($0))?.hex })
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
+            for name in files where !kept.contains(name) {
+                _ = FileIO.unlinkIfPresent(trashDirectory.appendingPathComponent(name).path)
+            }
+            return removed
         }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
-        for name in files where !kept.contains(name) {
-            _ = FileIO.unlinkIfPresent(trashDirectory.appendingPathComponent(name).path)
-        }
-        return removed
     }
 
     private static func entry(_ record: TrashRecord) -> TrashEntry? {

@@ -49,6 +49,14 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Seconds to wait for sessions in flight at shutdown.")
     var grace = 30
 
+    @Option(
+        help: ArgumentHelp(
+            """
+            Keep the versions a received push deletes or overwrites in the trash for this long (30d, \
+            12h; 0 keeps none); see `hp-sync trash`. Older trash is purged after each push.
+            """, valueName: "duration"))
+    var keepDeleted = Age.OrZero(argument: "30d")!
+
     func validate() throws {
         for text in listen where PeerAddress(parsing: text, listening: true) == nil {
             throw ValidationError("--listen '\(text)' is not ADDR[:PORT]")
@@ -70,6 +78,7 @@ struct ServeCommand: ParsableCommand {
         configuration.timeouts.handshake = .seconds(handshakeTimeout)
         configuration.timeouts.idle = .seconds(idleTimeout)
         configuration.shutdownGrace = .seconds(grace)
+        configuration.keepDeletedMilliseconds = keepDeleted.milliseconds
         let explicit = listen.compactMap { PeerAddress(parsing: $0, listening: true) }.map { ($0.host, $0.port) }
         let server: SyncServer
         if !explicit.isEmpty {

@@ -82,6 +82,7 @@ struct SyncCommandOptions: ParsableArguments {
     var clientOptions: SyncClient.Options {
         var options = SyncClient.Options()
         options.dryRun = dryRun
+        options.keepReplaced = keepDeletedMilliseconds > 0 && !dryRun
         return options
     }
 

@@ -110,11 +110,15 @@ enum SyncReportPrinter {
         }
         let refused = reports.reduce(0) { $0 + $1.refused.count }
         let withheld = reports.reduce(0) { $0 + $1.withheld.count }
-        if refused + withheld > 0 { throw CompletedWithWarnings(refused: refused, withheld: withheld) }
+        let unhealed = reports.reduce(0) { $0 + $1.unhealed.count }
+        if refused + withheld + unhealed > 0 {
+            throw CompletedWithWarnings(refused: refused, withheld: withheld, unhealed: unhealed)
+        }
     }
 
     /// One line per record a session did not apply: what this node refused in a pull, what the
-    /// server refused in a push, and records withheld because an image is missing.
+    /// server refused in a push, and records withheld because an image is missing; and one per
+    /// image the pull could not heal because the peer has no intact copy either.
     static func warnings(_ report: SyncReport) -> [String] {
         let refuser = report.direction == .push ? "\(report.peer) refused" : "refused"
         var lines = report.refused.kept.map { "\(refuser) \($0.key): \($0.reason)" }
@@ -127,6 +131,14 @@ enum SyncReportPrinter {
         }
         lines += report.withheld.kept.map { "withheld \($0.key): \($0.reason)" }
         if report.withheld.omitted > 0 { lines.append("… and \(report.withheld.omitted) more withheld") }
+        // The item is here, its image is not, and this peer cannot help: only another peer can.
+        lines += report.unhealed.kept.map {
+            "image of \($0) is missing or damaged here and \(report.peer) could not supply it either; fetch it from "
+                + "another peer: hp-sync verify --repair --from OTHER-PEER"
+        }
+        if report.unhealed.omitted > 0 {
+            lines.append("… and \(report.unhealed.omitted) more image(s) \(report.peer) could not supply")
+        }
         return lines
     }
 }

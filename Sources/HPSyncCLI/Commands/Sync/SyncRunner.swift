@@ -43,8 +43,6 @@ struct SyncRunner {
 
     func pull() throws -> SyncReport {
         let retention = options.keepDeletedMilliseconds
-        store.keepReplacedVersions(retention > 0 && !options.dryRun)
-        defer { store.keepReplacedVersions(false) }
         let report = try recorded(.pull) {
             try options.retryPolicy.run(logger: logger) { attempt in
                 try client.pull(
