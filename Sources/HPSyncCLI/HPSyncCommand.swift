@@ -45,7 +45,12 @@ public struct HPSyncCommand: ParsableCommand {
             return ExitStatus.completedWithWarnings.rawValue
         }
         if let status = ExitStatus.of(error) {
-            Output.error("\(error)")
+            // Exit 3 means the work was done: what is left to say is a warning, not an error.
+            if status == .completedWithWarnings {
+                Output.warning("\(error)")
+            } else {
+                Output.error("\(error)")
+            }
             return status.rawValue
         }
         let code = exitCode(for: error)

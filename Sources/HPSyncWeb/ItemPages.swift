@@ -3,20 +3,27 @@ import HPSyncStore
 /// Homepwner's detail view, its "new item" form with the photo picker, its delete sheet, and the
 /// page that reports a batch's change set.
 enum ItemPages {
-    static func detail(_ item: Item, csrf: String, notice: HTML? = nil) -> HTML {
+    /// `imageMissing`: the record names a photo whose file is gone or damaged; the page says so
+    /// and how to get it back, instead of showing a broken image.
+    static func detail(_ item: Item, csrf: String, notice: HTML? = nil, imageMissing: Bool = false) -> HTML {
         let key = item.key.rawValue
+        let missing: HTML =
+            "<div class=\"nophoto missing\">Photo missing — repair with <code>\(Store.repairCommand)</code></div>"
         let photo: HTML =
-            item.image.map {
+            imageMissing
+            ? missing
+            : item.image.map {
                 "<img class=\"photo\" src=\"\(InventoryPage.imageURL($0))\" alt=\"Photo of \(item.name)\">"
             }
-            ?? "<div class=\"nophoto\">No photo yet</div>"
+                ?? "<div class=\"nophoto\">No photo yet</div>"
         let removePhoto: HTML =
             item.image == nil
             ? .empty
             : """
             <form method="post" action="/items/\(key)/photo/remove" class="inline">\(Layout.csrfField(csrf))<button type="submit">Remove photo</button></form>
             """
-        let imageFact: HTML = item.image.map { "\($0.size) bytes, SHA-256 \($0.digest.hex)" } ?? "none"
+        let imageFact: HTML =
+            item.image.map { "\(imageMissing ? "missing: " : "")\($0.size) bytes, SHA-256 \($0.digest.hex)" } ?? "none"
         return Layout.page(
             title: item.name, notice: notice,
             body: """

@@ -8,7 +8,10 @@ import NIOCore
 extension WebApp {
     func detail(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let key = try Self.key(context)
-        let item = try await worker.run { store in try store.item(key) }
+        let (item, imageProblem) = try await worker.run { store in
+            let item = try store.item(key)
+            return (item, item.flatMap { store.imageFileProblem($0) })
+        }
         guard let item, !item.deleted else {
             throw WebError.notFound("There is no such item. It may have been deleted here or by a sync.")
         }
@@ -17,7 +20,8 @@ extension WebApp {
             parameters["saved"] != nil
             ? "Saved."
             : parameters["added"] != nil ? "Added “\(item.name)”." : parameters["photo"] != nil ? "Photo updated." : nil
-        return Layout.response(ItemPages.detail(item, csrf: secrets.csrf, notice: notice))
+        return Layout.response(
+            ItemPages.detail(item, csrf: secrets.csrf, notice: notice, imageMissing: imageProblem != nil))
     }
 
     func add(_ request: Request) async throws -> Response {
@@ -62,7 +66,10 @@ extension WebApp {
 
     func confirmDelete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let key = try Self.key(context)
-        let item = try await worker.run { store in try store.item(key) }
+        let (item, imageProblem) = try await worker.run { store in
+            let item = try store.item(key)
+            return (item, item.flatMap { store.imageFileProblem($0) })
+        }
         guard let item, !item.deleted else {
             throw WebError.notFound("There is no such item. It may have been deleted here or by a sync.")
         }

@@ -63,7 +63,7 @@ import Testing
             #expect(here == (try Data(contentsOf: Self.imageURL(pair.primary, key))))
         }
         #expect(repaired.text.contains("problem: image file of \(gone) is missing"))
-        #expect(repaired.text.contains("checked 4 items, 4 images: 1 problems"))
+        #expect(repaired.text.contains("checked 4 items, 4 images: 1 problem\n"), "\(repaired.text)")
         // The versions did not change: the primary has nothing new to offer.
         let again = try pair.backup.run(["pull", "primary", "--json"])
         let json = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]

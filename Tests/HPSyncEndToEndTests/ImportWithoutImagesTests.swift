@@ -22,6 +22,7 @@ import Testing
         #expect(imported.status == 3, "\(imported.stderr)")
         let lines = imported.stderr.split(separator: "\n")
         #expect(lines.count == 1)
+        #expect(imported.stderr.hasPrefix("hp-sync: warning: "), "\(imported.stderr)")
         #expect(imported.stderr.contains("1 image is missing"))
         #expect(imported.stderr.contains("--images DIR") && imported.stderr.contains("verify --repair --from PEER"))
         #expect(try pair.backup.run(["show", withImage]).status == 0)

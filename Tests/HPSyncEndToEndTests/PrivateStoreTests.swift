@@ -42,13 +42,18 @@ struct PrivateStoreTests {
         #expect(!verify.text.contains("warning"))
     }
 
+    /// `init`, then one item with a photo; returns its key.
+    static func storeWithPhoto(_ runner: BinaryRunner) throws -> String {
+        #expect(try runner.run(["init"]).status == 0)
+        let image = try runner.file("photo.jpg", Images.jpeg)
+        return try runner.run(["add", "--name", "Camera", "--image", image.path]).text
+            .trimmingCharacters(in: .newlines)
+    }
+
     @Test func anExistingOpenStoreIsTightenedByItsOwner() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
-        #expect(try runner.run(["init"]).status == 0)
-        let image = try runner.file("photo.jpg", Images.jpeg)
-        let key = try runner.run(["add", "--name", "Camera", "--image", image.path]).text
-            .trimmingCharacters(in: .newlines)
+        let key = try Self.storeWithPhoto(runner)
         // A store made before the rule: world-readable folders and files.
         for path in [runner.store.path, runner.store.appendingPathComponent("images").path] {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
@@ -60,6 +65,45 @@ struct PrivateStoreTests {
         #expect(try Self.exposed(runner.store).count >= 5)
         #expect(try runner.run(["list"]).status == 0)
         #expect(try Self.exposed(runner.store) == [])
+    }
+
+    /// `id` reads only the identity, yet tightens the store as every command that opens it does.
+    @Test func idTightensTheStoreToo() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        #expect(try runner.run(["init"]).status == 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: runner.store.path)
+        let database = runner.store.appendingPathComponent("store.sqlite").path
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: database)
+        #expect(try runner.run(["id"]).status == 0)
+        #expect(try Self.mode(runner.store.path) == 0o700)
+        #expect(try Self.mode(database) == 0o600)
+    }
+
+    /// A readable file copied into a private store is not walked by `open`; the warning's own
+    /// advice must make it go away, and so must `verify --repair`.
+    @Test func theExposedFileWarningGivesAdviceThatWorks() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let key = try Self.storeWithPhoto(runner)
+        let file = runner.store.appendingPathComponent("images/\(key)").path
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        #expect(try runner.run(["list"]).status == 0)
+        let warned = try runner.run(["verify"]).text
+        let line = try #require(warned.split(separator: "\n").first { $0.hasPrefix("warning:") && $0.contains(file) })
+        let command = try #require(line.split(separator: "`").dropFirst().first.map(String.init))
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(try Self.mode(file) == 0o600)
+        #expect(!(try runner.run(["verify"]).text.contains("warning:")))
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        let repaired = try runner.run(["verify", "--repair"])
+        #expect(repaired.text.contains("repaired: made 1 store path private"), "\(repaired.text)")
+        #expect(try Self.mode(file) == 0o600)
     }
 
     /// `init X; init Y; rm -r Y/identity; cp -r X/identity Y/`: `id`, `status` and the Hello all

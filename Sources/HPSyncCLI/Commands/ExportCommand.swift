@@ -21,10 +21,20 @@ struct ExportCommand: ParsableCommand {
         if let output { try Output.checkOverwrite(output, force: force) }
         let store = try options.openStore()
         let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        var leftOut: [ImageLeftOut] = []
         let data =
             format == "csv"
-            ? try store.exportCSV(imagesDirectory: imagesURL) : try store.exportJSON(imagesDirectory: imagesURL)
-        guard let output else { return Output.writeData(data) }
-        try Output.save(data, to: output)
+            ? try store.exportCSV(imagesDirectory: imagesURL, leftOut: &leftOut)
+            : try store.exportJSON(imagesDirectory: imagesURL, leftOut: &leftOut)
+        if let output { try Output.save(data, to: output) } else { Output.writeData(data) }
+        // The export is complete but for these images (exit 3, as a sync that withheld records).
+        for image in leftOut { Output.warning("\(image)") }
+        if !leftOut.isEmpty {
+            throw CommandFailure(
+                status: .completedWithWarnings,
+                description: "\(leftOut.count) image\(leftOut.count == 1 ? " was" : "s were") left out of the export "
+                    + "(listed above); the records are all exported, and an import records \(leftOut.count == 1 ? "that image" : "those images") as missing"
+            )
+        }
     }
 }

@@ -33,17 +33,36 @@ struct ImageGetCommand: ParsableCommand {
                 status: .noInput,
                 description: "item \(resolved) has no image; set one with `hp-sync image set \(resolved) FILE`")
         }
-        let source = store.imageFileURL(for: resolved)
-        let data: Data
-        do {
-            data = try Data(contentsOf: source)
-        } catch {
-            throw StoreError.io(path: source.path, reason: error.localizedDescription)
-        }
+        let data = try Self.intactBytes(of: item, in: store)
         if let output {
             try Output.save(data, to: output)
         } else {
             Output.writeData(data)
         }
+    }
+
+    /// The image's bytes, checked against the record (any file with its digest will do): a
+    /// missing or damaged image is missing input (66), with the command that fetches it again.
+    static func intactBytes(of item: Item, in store: Store) throws -> Data {
+        guard let image = item.image else { return Data() }
+        let (reader, _) = try store.openIntactImage(withDigest: image.digest)
+        guard let reader else {
+            let problem = store.imageFileProblem(item) ?? "the file is damaged (its SHA-256 is not the record's)"
+            throw CommandFailure(
+                status: .noInput,
+                description: "the image of \(item.key) is not in this store: \(problem) "
+                    + "(\(store.imageFileURL(for: item.key).path)); fetch it again with `\(Store.repairCommand)`")
+        }
+        defer { reader.close() }
+        var data = Data(count: Int(reader.size))
+        var filled = 0
+        try data.withUnsafeMutableBytes { bytes in
+            while filled < bytes.count {
+                let count = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]))
+                if count == 0 { throw reader.shortFileError() }
+                filled += count
+            }
+        }
+        return data
     }
 }

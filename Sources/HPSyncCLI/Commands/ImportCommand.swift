@@ -28,6 +28,19 @@ struct ImportCommand: ParsableCommand {
             : try store.importCSV(from: url, imagesDirectory: imagesURL)
         Output.write(Output.summary(changes, milliseconds: Output.milliseconds(since: start)) + "\n")
         let missing = changes.imagesMissing.count
+        if missing > 0, let images {
+            // With a directory, each image not taken is named: a damaged file, or one the export left out.
+            let refused = Set(changes.imagesRefused.map(\.key))
+            for image in changes.imagesRefused { Output.warning("\(image)") }
+            for key in changes.imagesMissing where !refused.contains(key) {
+                Output.warning(
+                    "\(ImageLeftOut(key: key, reason: "not imported: the export left it out (no \(images)/\(key))"))")
+            }
+            throw CommandFailure(
+                status: .completedWithWarnings,
+                description: "\(missing) image\(missing == 1 ? " is" : "s are") missing (listed above), every record "
+                    + "was imported; fetch \(missing == 1 ? "it" : "them") from a peer with `\(Store.repairCommand)`")
+        }
         if missing > 0 {
             // Every record is in; only bytes are missing, and they can come back (exit 3, a warning).
             throw CommandFailure(

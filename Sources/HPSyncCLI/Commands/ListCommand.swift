@@ -25,8 +25,9 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let store = try options.openStore()
         let items = Self.sorted(try store.items(includeDeleted: deleted).filter(matches), by: sort)
+        let missing = try store.keysWithMissingImages(items)
         if json {
-            Output.writeData(store.itemsJSON(items))
+            Output.writeData(store.itemsJSON(items, missingImages: missing))
             return
         }
         var rows = [["KEY", "NAME", "SERIAL", "VALUE", "CREATED", "IMAGE"]]
@@ -45,10 +46,16 @@ struct ListCommand: ParsableCommand {
             rows.append([
                 item.key.rawValue, item.name, item.serialNumber ?? "-", String(item.valueInDollars),
                 String(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds).prefix(10)),
-                item.image.map { "yes (\($0.size) B)" } ?? "no",
+                item.image.map { missing.contains(item.key) ? "MISSING (\($0.size) B)" : "yes (\($0.size) B)" } ?? "no",
             ])
         }
         Output.write(Output.table(rows) + "total: \(live) item\(live == 1 ? "" : "s"), value \(total)\n")
+        if !missing.isEmpty {
+            // On stderr: the table stays the same shape for scripts, the person still sees it.
+            Output.warning(
+                "\(missing.count) image\(missing.count == 1 ? " is" : "s are") MISSING (their files are gone); "
+                    + "repair with `\(Store.repairCommand)`")
+        }
     }
 
     func matches(_ item: Item) -> Bool {

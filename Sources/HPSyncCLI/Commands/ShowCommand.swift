@@ -13,7 +13,8 @@ struct ShowCommand: ParsableCommand {
         let store = try options.openStore()
         let resolved = try store.resolve(prefix: key)
         guard let item = try store.item(resolved) else { throw StoreError.unknownKey(key) }
-        if json { return Output.writeData(store.itemJSON(item)) }
-        Output.write(Output.describe(item, imagePath: store.imageFileURL(for: resolved).path))
+        let problem = store.imageFileProblem(item)
+        if json { return Output.writeData(store.itemJSON(item, imageMissing: problem != nil)) }
+        Output.write(Output.describe(item, imagePath: store.imageFileURL(for: resolved).path, imageProblem: problem))
     }
 }

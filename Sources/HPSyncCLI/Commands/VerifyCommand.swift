@@ -69,8 +69,11 @@ struct VerifyCommand: ParsableCommand {
         lines += report.inFlight.map { "in flight (left alone): images/\($0)" }
         lines.append(
             "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
-                + (report.isClean ? "clean" : "\(report.problems.count) problems"))
-        if !(quiet && report.isClean && report.repaired.isEmpty && report.warnings.isEmpty) { Output.write(lines.joined(separator: "\n") + "\n") }
+                + (report.isClean
+                    ? "clean" : "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")"))
+        if !(quiet && report.isClean && report.repaired.isEmpty && report.warnings.isEmpty) {
+            Output.write(lines.joined(separator: "\n") + "\n")
+        }
         if !report.isClean { throw VerifyFoundProblems(count: report.problems.count) }
     }
 

@@ -17,7 +17,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case verifyFoundProblems = 1
     /// A sync completed, but some records were refused or withheld, or some images could not be
     /// healed (listed on stderr); they are retried next run.
-    /// An import applied every record but recorded images as missing (an export without images).
+    /// An import applied every record but recorded images as missing (an export without images);
+    /// an export or import left out images whose bytes were missing or damaged.
     case completedWithWarnings = 3
     /// EX_USAGE: the command line was wrong (unknown option, missing argument, bad value).
     case usage = 64
@@ -54,8 +55,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .completedWithWarnings:
             return
                 "completed with warnings: a sync whose peer refused or withheld some records, or could not supply "
-                + "images missing here (listed on stderr), the rest applied; an import without images (they are "
-                + "recorded as missing)"
+                + "images missing here (listed on stderr), the rest applied; an import without images, or an export "
+                + "or import that left damaged or missing images out (they are recorded as missing)"
         case .usage:
             return "usage error: unknown option, bad value, a peer name or invitation ID that names nothing "
                 + "(`pull primray`: a bare word is a peer name, never a host), bad address"

@@ -107,7 +107,8 @@ enum Output {
     }
 
     /// One line per field, for `show` and `edit`.
-    static func describe(_ item: Item, imagePath: String) -> String {
+    /// `imageProblem`: what is wrong with the image file (`Store.imageFileProblem`), if anything.
+    static func describe(_ item: Item, imagePath: String, imageProblem: String? = nil) -> String {
         var lines = ["key:      \(item.key)"]
         if item.deleted {
             lines.append("deleted:  yes")
@@ -118,7 +119,12 @@ enum Output {
             lines.append("created:  \(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds))")
             if let image = item.image {
                 lines.append("image:    \(image.size) bytes, sha256 \(image.digest.hex)")
-                lines.append("file:     \(imagePath)")
+                if let imageProblem {
+                    lines.append(
+                        "file:     MISSING: \(imageProblem) (\(imagePath)); repair with `\(Store.repairCommand)`")
+                } else {
+                    lines.append("file:     \(imagePath)")
+                }
             } else {
                 lines.append("image:    none")
             }

@@ -66,7 +66,9 @@ struct StoreOptions: ParsableArguments {
 
     /// This node's TLS identity, kept beside the database.
     func loadIdentity() throws -> NodeIdentity {
-        try NodeIdentity.load(from: storeURL)
+        // `id` reads only the identity; it tightens the store as every command that opens it does.
+        Store.makePrivate(at: storeURL)
+        return try NodeIdentity.load(from: storeURL)
     }
 
     /// Opens the store; it logs through `logger` (the command's, so that its default level

@@ -31,6 +31,9 @@ public struct ChangeSet: Sendable, Codable, Hashable {
     /// Items whose image was recorded as missing (an import without its images; see
     /// `Store.imagesToHeal`).
     public var imagesMissing: [ItemKey] = []
+    /// Images an import found in its `--images` directory but did not take (their bytes are not
+    /// the record's); each is also in `imagesMissing`.
+    public var imagesRefused: [ImageLeftOut] = []
 
     public init(
         inserted: [ItemKey] = [], updated: [ItemKey] = [], deleted: [ItemKey] = [], imagesWritten: Int = 0,
@@ -52,6 +55,7 @@ public struct ChangeSet: Sendable, Codable, Hashable {
         imagesWritten += other.imagesWritten
         imageBytes += other.imageBytes
         imagesMissing += other.imagesMissing
+        imagesRefused += other.imagesRefused
     }
 }
 

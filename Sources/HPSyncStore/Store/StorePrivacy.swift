@@ -70,3 +70,14 @@ enum StorePrivacy {
             at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: Int(directoryMode)])
     }
 }
+
+extension Store {
+    /// Makes an existing store private to its owner, as `open` does, for commands that read
+    /// only the identity beside the database (`id`) and so never open the store.
+    public static func makePrivate(at directory: URL) {
+        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent(databaseName).path) else {
+            return
+        }
+        StorePrivacy.tighten(directory)
+    }
+}

@@ -31,6 +31,9 @@ struct ExportedItem: Codable {
     var stamp: UInt64?
     var origin: NodeID?
     var deleted: Bool?
+    /// The exporting store did not hold this image intact, so `export --images` left its file
+    /// out on purpose: an import records it as missing instead of refusing the directory.
+    var imageMissing: Bool?
 
     init(key: ItemKey) { self.key = key }
 

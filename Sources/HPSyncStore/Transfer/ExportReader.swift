@@ -48,6 +48,7 @@ struct ExportReader {
             case "dateCreatedMilliseconds": item.dateCreatedMilliseconds = try reader.optional { try $0.integer() }
             case "stamp": item.stamp = try reader.optional { try $0.unsigned() }
             case "deleted": item.deleted = try reader.optional { try $0.bool() }
+            case "imageMissing": item.imageMissing = try reader.optional { try $0.bool() }
             case "origin":
                 item.origin = try reader.optional { reader in
                     let text = try reader.string()

@@ -10,8 +10,13 @@ struct ExportWriter {
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
-    static func document(storeID: StoreID, nodeID: String, items: [Item]) -> [UInt8] {
+    /// Items whose image is recorded but not held (no file, or a damaged one): written with
+    /// `"imageMissing": true` after the image, which keeps the record's digest for healing.
+    var missingImages: Set<ItemKey> = []
+
+    static func document(storeID: StoreID, nodeID: String, items: [Item], missingImages: Set<ItemKey> = []) -> [UInt8] {
         var writer = ExportWriter(capacity: 256 + items.count * 320)
+        writer.missingImages = missingImages
         writer.raw(
             "{\n  \"format\": \"\(ExportDocument.formatName)\",\n  \"version\": \(ExportDocument.currentVersion),\n")
         writer.raw("  \"storeID\": \"\(storeID)\",\n  \"nodeID\": \"\(nodeID)\",\n  \"items\": ")
@@ -58,6 +63,7 @@ struct ExportWriter {
                 raw("\", \"size\": ")
                 raw(String(image.size))
                 raw("}")
+                if missingImages.contains(item.key) { raw(", \"imageMissing\": true") }
             }
         }
         raw(", \"stamp\": ")

@@ -6,26 +6,44 @@ extension Store {
     /// The whole store, tombstones included, sorted by key, as export JSON. With
     /// `imagesDirectory`, each live item's image is copied there as `<KEY>`.
     public func exportJSON(imagesDirectory: URL? = nil) throws -> Data {
-        let items = try items(includeDeleted: true)
-        if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
-        return Data(ExportWriter.document(storeID: storeID, nodeID: nodeID.description, items: items))
+        var leftOut: [ImageLeftOut] = []
+        return try exportJSON(imagesDirectory: imagesDirectory, leftOut: &leftOut)
     }
 
-    /// Writes `exportJSON` to `url`.
-    public func exportJSON(to url: URL, imagesDirectory: URL? = nil) throws {
-        let data = try exportJSON(imagesDirectory: imagesDirectory)
+    /// `exportJSON`, and in `leftOut` the images not copied because the store does not hold them
+    /// intact; their records say `"imageMissing": true`, so an import records them as missing.
+    public func exportJSON(imagesDirectory: URL?, leftOut: inout [ImageLeftOut]) throws -> Data {
+        let items = try items(includeDeleted: true)
+        if let imagesDirectory { leftOut = try copyImages(of: items, to: imagesDirectory) }
+        return Data(
+            ExportWriter.document(
+                storeID: storeID, nodeID: nodeID.description, items: items, missingImages: Set(leftOut.map(\.key))))
+    }
+
+    /// Writes `exportJSON` to `url`; returns the images left out.
+    @discardableResult
+    public func exportJSON(to url: URL, imagesDirectory: URL? = nil) throws -> [ImageLeftOut] {
+        var leftOut: [ImageLeftOut] = []
+        let data = try exportJSON(imagesDirectory: imagesDirectory, leftOut: &leftOut)
         do {
             try data.write(to: url, options: .atomic)
         } catch {
             throw StoreError.io(path: url.path, reason: error.localizedDescription)
         }
+        return leftOut
     }
 
     /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize
     /// (`CSVTable`: text cells guarded against formula injection).
     public func exportCSV(imagesDirectory: URL? = nil) throws -> Data {
+        var leftOut: [ImageLeftOut] = []
+        return try exportCSV(imagesDirectory: imagesDirectory, leftOut: &leftOut)
+    }
+
+    /// `exportCSV`, and in `leftOut` the images not copied (CSV has no column to mark them).
+    public func exportCSV(imagesDirectory: URL?, leftOut: inout [ImageLeftOut]) throws -> Data {
         let items = try items()
-        if let imagesDirectory { try copyImages(of: items, to: imagesDirectory) }
+        if let imagesDirectory { leftOut = try copyImages(of: items, to: imagesDirectory) }
         var text = "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize\r\n"
         for item in items {
             let fields = [
@@ -37,37 +55,23 @@ extension Store {
         }
         return Data(text.utf8)
     }
-
-    private func copyImages(of items: [Item], to directory: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError.cannotCreate(path: directory.path, reason: error.localizedDescription)
-        }
-        for item in items where !item.deleted && item.image != nil {
-            let target = directory.appendingPathComponent(item.key.rawValue)
-            FileIO.unlinkIfPresent(target.path)
-            do {
-                try FileManager.default.copyItem(at: imageFileURL(for: item.key), to: target)
-            } catch {
-                throw StoreError.io(path: target.path, reason: error.localizedDescription)
-            }
-        }
-    }
 }
 
 extension Store {
     /// `items` as a JSON array in the export's item format, one item per line.
-    public func itemsJSON(_ items: [Item]) -> Data {
+    /// `missingImages` are marked `"imageMissing": true`.
+    public func itemsJSON(_ items: [Item], missingImages: Set<ItemKey> = []) -> Data {
         var writer = ExportWriter(capacity: items.count * 320)
+        writer.missingImages = missingImages
         writer.array(items, indent: "")
         writer.raw("\n")
         return Data(writer.bytes)
     }
 
     /// One item as a JSON object in the export's item format.
-    public func itemJSON(_ item: Item) -> Data {
+    public func itemJSON(_ item: Item, imageMissing: Bool = false) -> Data {
         var writer = ExportWriter(capacity: 320)
+        if imageMissing { writer.missingImages = [item.key] }
         writer.append(item)
         writer.raw("\n")
         return Data(writer.bytes)

@@ -54,15 +54,27 @@ extension Store {
         let localImageByKey = Dictionary(localImages.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         var records: [IncomingRecord] = []
         records.reserveCapacity(items.count)
+        var refused: [ImageLeftOut] = []
         do {
-            for item in items {
+            for (item, exported) in zip(items, batch) {
                 var record = IncomingRecord(item: item)
                 if let ref = item.image, !item.deleted {
                     let local = localImageByKey[item.key]
                     let wins = local.map { item.version > $0.version } ?? true
                     let sameImage = local.map { !$0.deleted && $0.image == ref } ?? false
                     if wins && !sameImage {
-                        record.image = try stageImportImage(item, ref: ref, from: imagesDirectory)
+                        do {
+                            record.image = try stageImportImage(
+                                item, ref: ref, from: imagesDirectory, leftOut: exported.imageMissing == true)
+                        } catch StoreError.digestMismatch(_, let actual) {
+                            // One damaged file must not cost the whole import: the record comes in
+                            // with its image missing, healed later like an export without images.
+                            let file = imagesDirectory?.appendingPathComponent(item.key.rawValue).path ?? ""
+                            refused.append(
+                                ImageLeftOut(
+                                    key: item.key,
+                                    reason: "not imported: \(file) is damaged \(ImageLeftOut.difference(actual, ref))"))
+                        }
                         record.imageMissing = record.image == nil
                     }
                 }
@@ -73,7 +85,9 @@ extension Store {
             throw error
         }
         do {
-            return try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+            var changes = try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+            changes.imagesRefused = refused
+            return changes
         } catch StoreError.invalidRecord(let key, let reason) {
             // From a peer this is a protocol fault; from an import file it is bad input data.
             throw StoreError.invalidImport("item \(key): \(reason)")
@@ -81,8 +95,10 @@ extension Store {
     }
 
     /// The image's bytes from a local file with its digest or from `directory`; nil (recorded as
-    /// missing) when no directory was given.
-    private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?) throws -> StagedImage? {
+    /// missing) when no directory was given, or when the export says it `leftOut` the file.
+    private func stageImportImage(_ item: Item, ref: ImageRef, from directory: URL?, leftOut: Bool) throws
+        -> StagedImage?
+    {
         if let local = try imageFile(withDigest: ref.digest),
             let staged = try? stageImage(copying: local, expected: ref)
         {
@@ -91,6 +107,7 @@ extension Store {
         guard let directory else { return nil }
         let file = directory.appendingPathComponent(item.key.rawValue)
         guard FileIO.exists(file.path) else {
+            if leftOut { return nil }
             throw StoreError.missingImportImage(
                 item.key, directory: directory.path, directoryExists: FileIO.exists(directory.path))
         }

@@ -61,8 +61,20 @@ extension Store {
             logger.warning("could not remember the images to heal", metadata: ["error": "\(error)"])
         }
         report.identityProblems = identityProblems()
-        report.exposedPaths = StorePrivacy.exposed(directory).map {
-            "\($0.path) (mode \(String($0.mode, radix: 8)))"
+        if repair {
+            // Opening walks the store only when its folder is exposed; a stray file copied in
+            // later (`cp` keeps the umask) is tightened here, where the whole store is walked anyway.
+            let exposed = StorePrivacy.exposed(directory, onlyOwned: true).count
+            if exposed > 0 {
+                StorePrivacy.tighten(directory, always: true)
+                report.repaired.append(
+                    "made \(exposed) store path\(exposed == 1 ? "" : "s") private (folders 0700, files 0600)")
+            }
+        }
+        let exposed = StorePrivacy.exposed(directory)
+        report.exposedPaths = exposed.map { "\($0.path) (mode \(String($0.mode, radix: 8)))" }
+        report.privacyCommands = exposed.map {
+            "chmod \($0.isDirectory ? "700" : "600") '\($0.path.replacingOccurrences(of: "'", with: "'\\''"))'"
         }
         logger.info(
             "verified store",

@@ -18,6 +18,8 @@ public struct VerifyReport: Sendable, Hashable {
     /// Store paths group or others can read (a warning: the store is not clean of secrets, but
     /// nothing is damaged), each with its mode.
     public var exposedPaths: [String] = []
+    /// For each of `exposedPaths`, the shell command that makes it private.
+    public var privacyCommands: [String] = []
     /// What repair did, one line each.
     public var repaired: [String] = []
     public var itemsChecked = 0
@@ -48,9 +50,11 @@ public struct VerifyReport: Sendable, Hashable {
 
     /// One line per warning: what is not damaged but should be fixed.
     public var warnings: [String] {
-        exposedPaths.map {
-            "\($0) can be read by group or others; run any hp-sync command as the store's owner to make it private "
-                + "(or chmod 700 the store folder and 600 its files)"
+        // Opening a store tightens it only when its folder is exposed, so the advice is a command
+        // that always works for this path (or the repair, which walks every file).
+        zip(exposedPaths, privacyCommands).map {
+            "\($0) can be read by group or others; make it private with `\($1)` as the store's owner "
+                + "(or run `hp-sync verify --repair`)"
         }
     }
 }
