@@ -195,11 +195,16 @@ struct CommandFailure: Error, CustomStringConvertible {
 struct CompletedWithWarnings: Error, CustomStringConvertible {
     var refused: Int
     var withheld = 0
+    /// A dry run: nothing was applied.
+    var preview = false
     var description: String {
         var parts: [String] = []
         if refused > 0 { parts.append("\(refused) record\(refused == 1 ? " was" : "s were") refused") }
         if withheld > 0 { parts.append("\(withheld) record\(withheld == 1 ? " was" : "s were") withheld") }
-        return parts.joined(separator: " and ") + " (listed above), everything else was applied; "
+        // A preview applies nothing: it only says what a real run would refuse.
+        let rest =
+            preview ? ", the rest would be applied (this preview applied nothing)" : ", everything else was applied"
+        return parts.joined(separator: " and ") + " (listed above)\(rest); "
             + "fix what each line says, the next run retries them"
     }
 }
