@@ -22,16 +22,15 @@ struct ClockShowCommand: ParsableCommand {
         let store = try options.openStore(warnAboutClock: false)
         let now = store.nowMilliseconds()
         Output.write("clock:      \(DateText.iso8601(milliseconds: Int64(now)))\n")
-        if let ahead = try store.clockAhead(), ahead.clockSeemsBehind {
+        if let ahead = try store.clockAhead() {
+            let mark = DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))
+            let by = "ahead by \(ClockText.duration(ahead.aheadMilliseconds))"
             Output.write(
-                "high water: \(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))) "
-                    + "(ahead by \(ClockText.duration(ahead.aheadMilliseconds)); \(ClockText.othersEvidence(ahead)): "
-                    + "this clock is probably behind, set it right)\n")
-        } else if let ahead = try store.clockAhead() {
-            Output.write(
-                "high water: \(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))) "
-                    + "(ahead by \(ClockText.duration(ahead.aheadMilliseconds)): run `\(options.command("clock reset --yes"))` "
-                    + "if this clock is right)\n")
+                ahead.clockSeemsBehind
+                    ? "high water: \(mark) (\(by); \(ClockText.othersEvidence(ahead)): this clock is probably behind, "
+                        + "set it right)\n"
+                    : "high water: \(mark) (\(by): run `\(options.command("clock reset --yes"))` if this clock is "
+                        + "right)\n")
         } else {
             Output.write("high water: not ahead of the clock\n")
         }
