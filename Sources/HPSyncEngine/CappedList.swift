@@ -12,6 +12,8 @@ public struct CappedList<Element: Sendable>: Sendable {
     public private(set) var count = 0
     /// The first `limit` elements appended, in order.
     public private(set) var kept: [Element] = []
+    /// How many of the elements were only counted (`countUnlisted`): a peer gave no identity.
+    public private(set) var unlisted = 0
 
     public init(limit: Int = defaultLimit) {
         precondition(limit >= 0, "a list cannot keep a negative number of elements")
@@ -28,6 +30,9 @@ public struct CappedList<Element: Sendable>: Sendable {
     /// How many elements were counted but not kept.
     public var omitted: Int { count - kept.count }
 
+    /// How many elements were known but not kept, the list being full.
+    public var cut: Int { omitted - unlisted }
+
     public mutating func append(_ element: Element) {
         count += 1
         if kept.count < limit { kept.append(element) }
@@ -42,6 +47,7 @@ public struct CappedList<Element: Sendable>: Sendable {
     /// Counts `count` elements whose identity is not known (a peer reported only a number).
     public mutating func countUnlisted(_ count: Int) {
         self.count += max(0, count)
+        unlisted += max(0, count)
     }
 
     public static func += (list: inout CappedList, elements: some Collection<Element>) {

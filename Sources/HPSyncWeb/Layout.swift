@@ -11,8 +11,12 @@ enum Layout {
         "default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; "
         + "base-uri 'none'; frame-ancestors 'none'"
 
+    /// The clock warning for the page being rendered (set by `ClockBanner`), if any.
+    @TaskLocal static var clockWarning: String?
+
     static func page(title: String, csrf: String? = nil, notice: HTML? = nil, body: HTML) -> HTML {
         let noticeBlock: HTML = notice.map { "<div class=\"notice\" role=\"status\">\($0)</div>" } ?? .empty
+        let clockBlock: HTML = clockWarning.map { "<p class=\"error clock\" role=\"alert\">\($0)</p>" } ?? .empty
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
@@ -26,7 +30,7 @@ enum Layout {
             <a href="/">Inventory</a> <a href="/new">Add item</a> <a href="/sync">Sync &amp; trash</a>
             <a href="/report">Report</a>
             </nav></header>
-            <main>\(noticeBlock)\(body)</main>
+            <main>\(clockBlock)\(noticeBlock)\(body)</main>
             </body></html>
             """
     }

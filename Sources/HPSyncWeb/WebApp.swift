@@ -43,6 +43,7 @@ public struct WebApp: Sendable {
         // Middleware first: Hummingbird wraps each route with the middleware added before it.
         router.add(middleware: ErrorPages())
         router.add(middleware: AccessGuard(secrets: secrets))
+        router.add(middleware: ClockBanner(worker: worker))
         router.get(RouterPath(stringLiteral: Assets.cssPath)) { _, _ in Self.asset(Assets.css, type: "text/css") }
         router.get(RouterPath(stringLiteral: Assets.javascriptPath)) { _, _ in
             Self.asset(Assets.javascript, type: "text/javascript")

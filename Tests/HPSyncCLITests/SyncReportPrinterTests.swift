@@ -51,4 +51,18 @@ import Testing
             CompletedWithWarnings(refused: 0, unhealed: 2).description.hasPrefix(
                 "2 images could not be fetched again (listed above)"))
     }
+
+    /// Past the 1,000 refusals a report names, the rest are counted: a server of the same
+    /// version named them all, so it is not "older"; and a preview applied nothing.
+    @Test func refusalsPastTheListAreNotBlamedOnAnOlderServer() {
+        var push = SyncReport(direction: .push, peer: "sv")
+        push.refused += (0..<1_101).map { SyncReport.Refusal(key: "K\($0)", reason: "r") }
+        let lines = SyncReportPrinter.warnings(push)
+        #expect(lines.count == 1_001)
+        #expect(lines.last == "… and 101 more refused (not listed)")
+        #expect(!lines.contains { $0.contains("older") })
+        let preview = CompletedWithWarnings(refused: 1, preview: true).description
+        #expect(!preview.contains("everything else was applied"), "\(preview)")
+        #expect(preview.contains("applied nothing"), "\(preview)")
+    }
 }

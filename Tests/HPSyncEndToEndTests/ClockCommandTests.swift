@@ -44,4 +44,46 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try served.pair.backup.run(["list"]).text.contains("Item 1"))
     }
+
+    /// Issue 12 §3 follow-up: on a machine whose clock is behind, the high-water mark is ahead
+    /// because other nodes stamped at times this clock has not reached. The warning says the
+    /// clock is behind, never suggests the reset, and the reset refuses: it would split the
+    /// inventory (the restamped versions lose to the ones peers hold, and nobody notices).
+    @Test func aClockBehindIsToldApartFromAMarkLeftAheadAndResetRefuses() throws {
+        let served = try Served(items: 2, backupPermission: "read-write")
+        defer { served.cleanUp() }
+        let backup = served.pair.backup
+        try #require(try backup.run(["pull", "primary", "--quiet"]).status == 0)
+        let edited = try backup.run(["edit", served.keys[0], "--value", "999"], clockOffset: "-365d")
+        try #require(edited.status == 0, "\(edited.stderr)")
+        #expect(edited.stderr.contains("probably behind"), "\(edited.stderr)")
+        #expect(!edited.stderr.contains("clock reset --yes"), "the harmful command is not suggested: \(edited.stderr)")
+        let shown = try backup.run(["clock"], clockOffset: "-365d")
+        #expect(shown.text.contains("probably behind"), "\(shown.text)")
+        let reset = try backup.run(["clock", "reset", "--yes"], clockOffset: "-365d")
+        #expect(reset.status == 64, "\(reset.text) \(reset.stderr)")
+        #expect(reset.stderr.contains("refusing to reset"), "\(reset.stderr)")
+        // Nothing was restamped: with the clock right again, the edit reaches the server.
+        let pushed = try backup.run(["push", "primary", "--quiet"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(try served.pair.primary.run(["show", served.keys[0]]).text.contains("999"))
+    }
+
+    /// Per-record refusals name the right node from the pusher's side: a pusher whose clock is
+    /// ahead is told to fix its own clock, and one whose mark was left ahead is told to reset
+    /// here, not "that node's clock is or was ahead: fix it there" about itself.
+    @Test func pushRefusalsNameTheRightNode() throws {
+        let served = try Served(items: 0, backupPermission: "read-write")
+        defer { served.cleanUp() }
+        let backup = served.pair.backup
+        try #require(try backup.run(["add", "--name", "fut4"], clockOffset: "+1d").status == 0)
+        let ahead = try backup.run(["push", "primary"], clockOffset: "+1d")
+        #expect(ahead.status == 3, "\(ahead.stderr)")
+        #expect(ahead.stderr.contains("if this node's clock is wrong, set it right"), "\(ahead.stderr)")
+        #expect(!ahead.stderr.contains("if the server's clock is wrong"), "\(ahead.stderr)")
+        let markAhead = try backup.run(["push", "primary"])
+        #expect(markAhead.status == 3, "\(markAhead.stderr)")
+        #expect(markAhead.stderr.contains("by this node, whose clock high-water mark is ahead"), "\(markAhead.stderr)")
+        #expect(!markAhead.stderr.contains("That node's clock is or was ahead"), "\(markAhead.stderr)")
+    }
 }

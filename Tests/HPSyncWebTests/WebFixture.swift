@@ -18,13 +18,16 @@ final class WebFixture: @unchecked Sendable {
     let app: WebApp
     let worker: StoreWorker
 
-    init(maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes, busyTimeoutSeconds: Double = 5) throws {
+    init(
+        maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes, busyTimeoutSeconds: Double = 5,
+        clock: any WallClock = SystemClock()
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hp-sync-web-test-" + UUID().uuidString, isDirectory: true)
         store = try Store.create(
             at: directory.appendingPathComponent("store"), nodeID: NodeID(certificateDER: Array("web".utf8)),
             configuration: StoreConfiguration(maxImageBytes: maxImageBytes, busyTimeoutSeconds: busyTimeoutSeconds),
-            logger: Logger(label: "test"))
+            clock: clock, logger: Logger(label: "test"))
         worker = StoreWorker(store: store, threads: 2)
         app = try WebApp(worker: worker, secrets: secrets)
     }

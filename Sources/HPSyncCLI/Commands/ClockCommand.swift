@@ -23,10 +23,14 @@ struct ClockShowCommand: ParsableCommand {
         let now = store.nowMilliseconds()
         Output.write("clock:      \(DateText.iso8601(milliseconds: Int64(now)))\n")
         if let ahead = try store.clockAhead() {
+            let mark = DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))
+            let by = "ahead by \(ClockText.duration(ahead.aheadMilliseconds))"
             Output.write(
-                "high water: \(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds))) "
-                    + "(ahead by \(ClockText.duration(ahead.aheadMilliseconds)): run `\(options.command("clock reset --yes"))` "
-                    + "if this clock is right)\n")
+                ahead.clockSeemsBehind
+                    ? "high water: \(mark) (\(by); \(ClockText.othersEvidence(ahead)): this clock is probably behind, "
+                        + "set it right)\n"
+                    : "high water: \(mark) (\(by): run `\(options.command("clock reset --yes"))` if this clock is "
+                        + "right)\n")
         } else {
             Output.write("high water: not ahead of the clock\n")
         }
@@ -41,8 +45,11 @@ struct ClockResetCommand: ParsableCommand {
             For a node whose clock ran ahead and has been corrected: its high-water mark stays in the \
             future, so its new edits are stamped there and every peer refuses them. Run it only once \
             this machine's clock is right. Every version stamped beyond the allowed skew comes back as \
-            a new edit of this node with the same content, stamped now, and the mark comes back to now: \
-            nothing is lost, and the next push or sync sends them.
+            a new edit of this node with the same content, stamped now, and the mark comes back to now; \
+            the next push or sync sends them. It refuses (exit 64) when versions made by other nodes are \
+            stamped beyond this clock: then this clock is probably behind, and a reset would demote \
+            current versions. Set the clock right instead; `--force` overrides, for when those nodes' \
+            clocks ran ahead together with this one.
             """)
 
     @OptionGroup var options: StoreOptions
@@ -50,11 +57,23 @@ struct ClockResetCommand: ParsableCommand {
     @Flag(help: "Confirm that this machine's clock is right now.")
     var yes = false
 
+    @Flag(help: "Reset even though versions made by other nodes are stamped beyond this clock.")
+    var force = false
+
     func run() throws {
         let store = try options.openStore(warnAboutClock: false)
         guard let ahead = try store.clockAhead() else {
             Output.write("the high-water mark is not ahead of this machine's clock: nothing to reset\n")
             return
+        }
+        if ahead.clockSeemsBehind && !force {
+            throw CommandFailure(
+                status: .usage,
+                description: "refusing to reset: \(ClockText.othersEvidence(ahead)), so this machine's clock "
+                    + "(\(DateText.iso8601(milliseconds: Int64(ahead.nowMilliseconds)))) is probably behind, and a "
+                    + "reset would demote current versions below what their makers stamp next. Set this clock right "
+                    + "(NTP); the warning then goes away by itself. Only if this clock is right and those nodes' "
+                    + "clocks ran ahead together with it, run `\(options.command("clock reset --yes --force"))`")
         }
         guard yes else {
             throw CommandFailure(
@@ -76,11 +95,27 @@ struct ClockResetCommand: ParsableCommand {
 enum ClockText {
     /// The warning for a store whose high-water mark is ahead of this machine's clock.
     static func warning(_ ahead: ClockAhead, recovery: String) -> String {
-        "this store's clock high-water mark (\(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds)))) is "
+        if ahead.clockSeemsBehind {
+            return "this machine's clock (\(DateText.iso8601(milliseconds: Int64(ahead.nowMilliseconds)))) is "
+                + "probably behind: \(othersEvidence(ahead)). Edits made here are stamped after them, not by this "
+                + "clock, and peers whose clocks are right accept them. Set this machine's clock right (NTP); do not "
+                + "run `clock reset`, which would demote current versions"
+        }
+        return
+            "this store's clock high-water mark (\(DateText.iso8601(milliseconds: Int64(ahead.highWaterMilliseconds)))) is "
             + "\(duration(ahead.aheadMilliseconds)) ahead of this machine's clock "
             + "(\(DateText.iso8601(milliseconds: Int64(ahead.nowMilliseconds)))): edits made here are stamped in the "
-            + "future and peers refuse them. If this machine's clock is right, run `\(recovery)` (nothing is lost: "
-            + "those edits come back stamped now); if it is behind, set it right instead"
+            + "future and peers refuse them. If this machine's clock is right, run `\(recovery)` (those edits come "
+            + "back stamped now, same content); if it is behind, set it right instead"
+    }
+
+    /// "3 versions made by other nodes are stamped up to 365 days after this clock (2026-…)".
+    static func othersEvidence(_ ahead: ClockAhead) -> String {
+        let latest = ahead.othersLatestMilliseconds ?? ahead.highWaterMilliseconds
+        let gap = latest > ahead.nowMilliseconds ? latest - ahead.nowMilliseconds : 0
+        return "\(ahead.othersAhead) version\(ahead.othersAhead == 1 ? "" : "s") made by other nodes "
+            + "\(ahead.othersAhead == 1 ? "is" : "are") stamped up to \(duration(gap)) after this clock "
+            + "(\(DateText.iso8601(milliseconds: Int64(latest))))"
     }
 
     static func duration(_ milliseconds: UInt64) -> String { ClockSkew.duration(milliseconds) }

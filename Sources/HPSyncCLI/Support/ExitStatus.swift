@@ -200,6 +200,8 @@ struct CompletedWithWarnings: Error, CustomStringConvertible {
     var withheld = 0
     /// Images missing or damaged here that the peer could not supply either.
     var unhealed = 0
+    /// A dry run: nothing was applied.
+    var preview = false
     var description: String {
         var parts: [String] = []
         if refused > 0 { parts.append("\(refused) record\(refused == 1 ? " was" : "s were") refused") }
@@ -207,7 +209,10 @@ struct CompletedWithWarnings: Error, CustomStringConvertible {
         if unhealed > 0 {
             parts.append("\(unhealed) image\(unhealed == 1 ? "" : "s") could not be fetched again")
         }
-        return parts.joined(separator: " and ") + " (listed above), everything else was applied; "
+        // A preview applies nothing: it only says what a real run would refuse.
+        let rest =
+            preview ? ", the rest would be applied (this preview applied nothing)" : ", everything else was applied"
+        return parts.joined(separator: " and ") + " (listed above)\(rest); "
             + "fix what each line says, the next run retries them"
     }
 }

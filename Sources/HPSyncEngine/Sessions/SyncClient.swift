@@ -144,6 +144,11 @@ public final class SyncClient {
         }
         _ = try receiveDone(channel)
         report.peerCounts = serverCounts
+        let wording = PushRefusalText(
+            peer: peerName, localNode: store.nodeID, clockSkew: report.clockSkew,
+            serverMilliseconds: server.clockMilliseconds ?? store.nowMilliseconds(),
+            maxSkewMilliseconds: store.maxClockSkewMilliseconds)
+        refusals = try wording.reword(refusals, store: store)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
         // An older server counts what it refused without naming it.
         report.refused.countUnlisted(serverCounts.refused - report.refused.count)

@@ -10,11 +10,25 @@ extension Store {
     /// allowed skew; nil when it is not.
     public func clockAhead() throws -> ClockAhead? {
         let now = clock.nowMilliseconds()
-        let highWater = try read { db in try MetaRecord.load(db).highWater }
-        guard highWater.milliseconds > now &+ configuration.maxClockSkewMilliseconds else { return nil }
-        return ClockAhead(
-            highWaterMilliseconds: highWater.milliseconds, nowMilliseconds: now,
-            skewMilliseconds: configuration.maxClockSkewMilliseconds)
+        let skew = configuration.maxClockSkewMilliseconds
+        return try read { db in
+            let highWater = try MetaRecord.load(db).highWater
+            guard highWater.milliseconds > now &+ skew else { return nil }
+            // Versions other nodes stamped beyond our clock: their clocks reached a time ours
+            // has not, so ours is probably behind (only both clocks having run ahead together
+            // explains them otherwise).
+            let limit = VersionStamp(milliseconds: now &+ skew + 1)
+            let others = try Row.fetchOne(
+                db, sql: "SELECT COUNT(*), MAX(stamp) FROM item WHERE stamp >= ? AND origin != ?",
+                arguments: [Int64(bitPattern: limit.rawValue), Data(nodeID.bytes)])
+            let count: Int = others?[0] ?? 0
+            let latest: Int64? = others?[1]
+            return ClockAhead(
+                highWaterMilliseconds: highWater.milliseconds, nowMilliseconds: now, skewMilliseconds: skew,
+                othersAhead: count,
+                othersLatestMilliseconds: count > 0
+                    ? latest.map { VersionStamp(rawValue: UInt64(bitPattern: $0)).milliseconds } : nil)
+        }
     }
 
     /// Restamps, in one transaction, every version stamped more than the allowed skew ahead of
@@ -61,8 +75,17 @@ public struct ClockAhead: Sendable, Equatable {
     public var highWaterMilliseconds: UInt64
     public var nowMilliseconds: UInt64
     public var skewMilliseconds: UInt64
+    /// How many versions made by other nodes are stamped beyond this clock (plus the skew).
+    public var othersAhead: Int = 0
+    /// The latest of those stamps, when there are any.
+    public var othersLatestMilliseconds: UInt64?
 
     public var aheadMilliseconds: UInt64 { highWaterMilliseconds - nowMilliseconds }
+
+    /// The evidence says this machine's clock is behind rather than the mark left ahead: other
+    /// nodes stamped versions at times this clock has not reached. A reset would then demote
+    /// current versions below what their makers stamp next.
+    public var clockSeemsBehind: Bool { othersAhead > 0 }
 }
 
 /// What `resetClock()` did.

@@ -112,7 +112,8 @@ enum SyncReportPrinter {
         let withheld = reports.reduce(0) { $0 + $1.withheld.count }
         let unhealed = reports.reduce(0) { $0 + $1.unhealed.count }
         if refused + withheld + unhealed > 0 {
-            throw CompletedWithWarnings(refused: refused, withheld: withheld, unhealed: unhealed)
+            throw CompletedWithWarnings(
+                refused: refused, withheld: withheld, unhealed: unhealed, preview: reports.contains { $0.dryRun })
         }
     }
 
@@ -122,12 +123,14 @@ enum SyncReportPrinter {
     static func warnings(_ report: SyncReport) -> [String] {
         let refuser = report.direction == .push ? "\(report.peer) refused" : "refused"
         var lines = report.refused.kept.map { "\(refuser) \($0.key): \($0.reason)" }
-        if report.refused.omitted > 0 {
+        // Past the first 1,000 the report keeps only a count; an older server names none.
+        if report.refused.cut > 0 {
+            lines.append("… and \(report.refused.cut) more refused (not listed)")
+        }
+        if report.refused.unlisted > 0 {
             lines.append(
-                report.direction == .push
-                    ? "\(report.peer) refused \(report.refused.omitted) more record(s) without naming them (its hp-sync "
-                        + "is older); this node offers them again on the next push"
-                    : "… and \(report.refused.omitted) more refused")
+                "\(report.peer) refused \(report.refused.unlisted) more record(s) without naming them (its hp-sync "
+                    + "is older); this node offers them again on the next push")
         }
         lines += report.withheld.kept.map { "withheld \($0.key): \($0.reason)" }
         if report.withheld.omitted > 0 { lines.append("… and \(report.withheld.omitted) more withheld") }
