@@ -80,16 +80,7 @@ struct ImageHealer {
                 }
                 try bytes.withUnsafeBytes { try staging.write($0) }
             }
-            let image: StagedImage
-            do {
-                image = try staging.finish()
-            } catch StoreError.digestMismatch(let expected, let actual) {
-                throw SyncError.imageDigestMismatch(
-                    key: header.key.rawValue,
-                    detail:
-                        "asked for SHA-256 \(expected.digest), received \(actual.size) bytes with SHA-256 \(actual.digest)"
-                )
-            }
+            let image = try staging.finish(sentBy: header.key)
             report.imagesTransferred += 1
             report.imageBytes += header.size
             return image

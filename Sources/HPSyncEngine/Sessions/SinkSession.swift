@@ -463,16 +463,7 @@ final class SinkSession {
                 guard case .imageChunk(let bytes) = try next() else { preconditionFailure("only chunks here") }
                 try bytes.withUnsafeBytes { try staging.write($0) }
             } while !machine.imageComplete
-            let image: StagedImage
-            do {
-                image = try staging.finish()
-            } catch StoreError.digestMismatch(let expected, let actual) {
-                // The peer's bytes are not what its record announced: the peer is at fault.
-                throw SyncError.imageDigestMismatch(
-                    key: header.key.rawValue,
-                    detail: "announced \(expected.size) bytes with SHA-256 \(expected.digest), "
-                        + "received \(actual.size) bytes with SHA-256 \(actual.digest)")
-            }
+            let image = try staging.finish(sentBy: header.key)
             staged.append(image)
             report.imagesTransferred += 1
             report.imageBytes += header.size
