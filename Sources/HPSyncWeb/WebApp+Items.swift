@@ -6,7 +6,9 @@ import NIOCore
 
 /// One item's routes: detail, add, edit, photo, delete.
 extension WebApp {
-    func detail(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    /// The live item the route's key names, with what is wrong with its photo file (nil when
+    /// nothing is); a page that says so, with 404, when there is no such item.
+    private func liveItem(_ context: BasicRequestContext) async throws -> (Item, String?) {
         let key = try Self.key(context)
         let (item, imageProblem) = try await worker.run { store in
             let item = try store.item(key)
@@ -15,6 +17,11 @@ extension WebApp {
         guard let item, !item.deleted else {
             throw WebError.notFound("There is no such item. It may have been deleted here or by a sync.")
         }
+        return (item, imageProblem)
+    }
+
+    func detail(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let (item, imageProblem) = try await liveItem(context)
         let parameters = Self.parameters(request)
         let notice: HTML? =
             parameters["saved"] != nil
@@ -65,14 +72,7 @@ extension WebApp {
     }
 
     func confirmDelete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let key = try Self.key(context)
-        let (item, imageProblem) = try await worker.run { store in
-            let item = try store.item(key)
-            return (item, item.flatMap { store.imageFileProblem($0) })
-        }
-        guard let item, !item.deleted else {
-            throw WebError.notFound("There is no such item. It may have been deleted here or by a sync.")
-        }
+        let (item, _) = try await liveItem(context)
         return Layout.response(ItemPages.confirmDelete(item, csrf: secrets.csrf))
     }
 
