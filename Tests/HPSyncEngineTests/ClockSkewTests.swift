@@ -67,4 +67,28 @@ import Testing
         #expect(try a.snapshot() == f.snapshot())
         #expect(a.imageBytes(early.key) == jpeg(3))
     }
+
+    /// Found by ConvergencePropertyTests (seed Jx+33VE8IijlqjZHjjX0JFnZlA04ZjlzbpNuu72851k=):
+    /// b's clock is a millisecond ahead of a's; a receives b's version, its clock jumps a day and
+    /// it edits that item; once its clock is right, `clock reset` restamped the edit "now", below
+    /// b's version, which a had replaced and b still held: the two never agreed again.
+    @Test func aClockResetRestampsAboveAVersionItReplacedThatItsMakerStillHolds() throws {
+        let clockA = TestClock(Self.start)
+        let a = try TestNode("a", clock: clockA)
+        let b = try TestNode("b", clock: TestClock(Self.start + 1))
+        try a.allow(b)
+        try b.allow(a)
+        let made = try b.add("Made on b")
+        try Sync.push(b, to: a)
+        clockA.set(Self.start + 86_400_000)
+        _ = try a.store.edit(made.key, ItemEdit(name: "Edited on a while its clock was a day ahead"))
+        clockA.set(Self.start)
+        let reset = try a.store.resetClock()
+        let restamp = try #require(reset.restamped.first)
+        #expect(restamp.new.stamp > made.version.stamp, "the restamped edit must beat the version it replaced")
+        try Sync.push(b, to: a)
+        try Sync.pull(b, from: a)
+        #expect(try a.snapshot() == b.snapshot())
+        #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
+    }
 }

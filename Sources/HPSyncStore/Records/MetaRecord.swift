@@ -11,6 +11,7 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
         static let nodeID = Column("nodeID")
         static let hlcHighWater = Column("hlcHighWater")
         static let lastSeq = Column("lastSeq")
+        static let remoteHighWater = Column("remoteHighWater")
     }
 
     var id: Int64 = 1
@@ -26,6 +27,10 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
     /// The highest seq of a collected tombstone: a sink whose checkpoint is below it has not seen
     /// every deletion, and needs a full reconciliation.
     var gcHorizonSeq: Int64 = 0
+    /// The highest stamp received from another node (UInt64 as Int64 bit pattern): a version
+    /// this store saw and may have replaced since, which may still live on its maker. `clock
+    /// reset` restamps above it, so a restamped version never loses to what it replaced.
+    var remoteHighWater: Int64 = 0
 
     static func load(_ db: Database) throws -> MetaRecord {
         guard let meta = try MetaRecord.fetchOne(db, key: 1) else {
@@ -41,5 +46,10 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
     var highWater: VersionStamp {
         get { VersionStamp(rawValue: UInt64(bitPattern: hlcHighWater)) }
         set { hlcHighWater = Int64(bitPattern: newValue.rawValue) }
+    }
+
+    var remoteMark: VersionStamp {
+        get { VersionStamp(rawValue: UInt64(bitPattern: remoteHighWater)) }
+        set { remoteHighWater = Int64(bitPattern: newValue.rawValue) }
     }
 }

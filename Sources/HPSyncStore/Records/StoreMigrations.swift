@@ -135,6 +135,19 @@ enum StoreMigrations {
                 t.column("foundAt", .integer).notNull()
             }
         }
+        // The highest stamp received from another node, kept apart from the high-water mark
+        // (which local edits raise too): `clock reset` restamps above it. Existing stores start
+        // from the newest version another node made that they still hold.
+        migrator.registerMigration("v8-remote-high-water") { db in
+            try db.alter(table: "meta") { t in
+                t.add(column: "remoteHighWater", .integer).notNull().defaults(to: 0)
+            }
+            try db.execute(
+                sql: """
+                    UPDATE meta SET remoteHighWater =
+                        COALESCE((SELECT MAX(stamp) FROM item WHERE origin != meta.nodeID), 0)
+                    """)
+        }
         return migrator
     }
 

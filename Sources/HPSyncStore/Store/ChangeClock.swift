@@ -21,9 +21,11 @@ struct ChangeClock {
         return meta.highWater
     }
 
-    /// Raises the high-water mark to a stamp seen from elsewhere.
+    /// Raises the high-water mark, and the mark of stamps received from other nodes, to a stamp
+    /// seen from elsewhere.
     mutating func observe(_ stamp: VersionStamp) {
         if stamp > meta.highWater { meta.highWater = stamp }
+        if stamp > meta.remoteMark { meta.remoteMark = stamp }
     }
 
     /// Lowers the high-water mark (only `Store.resetClock`, which restamps every version above it).
@@ -38,7 +40,8 @@ struct ChangeClock {
     }
 
     func save(_ db: Database) throws {
-        let statement = try db.cachedStatement(sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ? WHERE id = 1")
-        try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq])
+        let statement = try db.cachedStatement(
+            sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ?, remoteHighWater = ? WHERE id = 1")
+        try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq, meta.remoteHighWater])
     }
 }

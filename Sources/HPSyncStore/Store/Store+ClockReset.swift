@@ -32,8 +32,9 @@ extension Store {
     }
 
     /// Restamps, in one transaction, every version stamped more than the allowed skew ahead of
-    /// this machine's clock as a fresh edit of this node stamped now (same content, next seq),
-    /// and brings the high-water mark back to now. Only right when this machine's clock is
+    /// this machine's clock as a fresh edit of this node stamped now, or just above the newest
+    /// stamp received from another node when that is later (same content, next seq), and brings
+    /// the high-water mark back there. Only right when this machine's clock is
     /// right: with a clock that is behind, it would demote current versions.
     ///
     /// A version another node stamped in the future (accepted while this node's clock was ahead
@@ -53,8 +54,15 @@ extension Store {
                     db, sql: "SELECT MAX(stamp) FROM item WHERE stamp < ?",
                     arguments: [Int64(bitPattern: limit.rawValue)])
                 ?? 0
+            // Above every stamp another node made that this store saw within the limit, held or
+            // since replaced (the version a restamped one replaced may still live on its maker),
+            // so the restamped versions win everywhere. A received stamp beyond the limit (other
+            // clocks ran ahead too: the case `clock reset` refuses without --force) bounds nothing.
+            let received = changeClock.meta.remoteMark
             changeClock.resetHighWater(
-                to: max(VersionStamp(milliseconds: now), VersionStamp(rawValue: UInt64(remaining))))
+                to: max(
+                    VersionStamp(milliseconds: now), VersionStamp(rawValue: UInt64(remaining)),
+                    received < limit ? received : .zero))
             var origins = OriginCache()
             var restamped: [ClockReset.Restamp] = []
             for row in future {
