@@ -196,20 +196,31 @@ def tls_floor(total, work):
 
 
 def files_floor(images, folder, as_hp_sync):
-    """Writes `images` (name -> bytes) as durable files in a new folder: each written and fsynced,
-    then the folder fsynced once. With `as_hp_sync`, each is written as a temporary, fsynced and
-    renamed into place, as hp-sync's store does. Returns seconds; the folder is removed after."""
-    os.makedirs(folder)
-    os.sync()
-    start = time.perf_counter()
-    for name, data in images.items():
-        path = os.path.join(folder, f".tmp-{name}" if as_hp_sync else name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, data)
+    """Writes `images` (name -> bytes) as durable files in a new folder: each written, then
+    fsynced and closed on a pool of 8 threads while the next ones are written (as hp-sync's image
+    flusher does), then the folder fsynced once. With `as_hp_sync`, each is written as a
+    temporary and renamed into place once fsynced, as hp-sync's store does. Returns seconds; the
+    folder is removed after."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def settle(fd, path):
         os.fsync(fd)
         os.close(fd)
         if as_hp_sync:
-            os.rename(path, os.path.join(folder, name))
+            os.rename(path, os.path.join(folder, os.path.basename(path)[len(".tmp-"):]))
+
+    os.makedirs(folder)
+    os.sync()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        pending = []
+        for name, data in images.items():
+            path = os.path.join(folder, f".tmp-{name}" if as_hp_sync else name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, data)
+            pending.append(pool.submit(settle, fd, path))
+        for future in pending:
+            future.result()
     dfd = os.open(folder, os.O_RDONLY)
     os.fsync(dfd)
     os.close(dfd)
@@ -517,8 +528,12 @@ class SyncthingInstance:
         return self.get("/rest/system/connections")["connections"].get(peer.id, {}).get("connected", False)
 
     def peak_rss(self):
-        status = open(f"/proc/{self.process.pid}/status").read()
-        return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+        """The peak RSS of the process that syncs: `syncthing serve` runs it as a child of a
+        monitor process even with --no-restart."""
+        pid = self.process.pid
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        return max(int(re.search(r"VmHWM:\s+(\d+) kB", open(f"/proc/{p}/status").read()).group(1)) / 1024
+                   for p in [pid, *children])
 
     def wire_bytes(self):
         total = self.get("/rest/system/connections")["total"]
@@ -746,11 +761,12 @@ def bench_size(label, binaries, runs, work, sshd, skip, markdown):
     print(f"\n   floors, measured in the same rounds (median of {runs}):")
     table([["floor", "s"],
            [f"TLS 1.3 over loopback, the same {total / 1e6:.1f} MB (Python ssl, 1 MiB buffers)", f"{tls:.3f}"],
-           [f"{len(images):,} durable image files (each written + fsync, one folder fsync)", f"{files:.3f}"],
-           [f"  the same, as temporary + fsync + rename, as hp-sync does", f"{renamed:.3f}"],
+           [f"{len(images):,} durable image files (written, fsynced on 8 threads, one folder fsync)",
+            f"{files:.3f}"],
+           ["  the same, as temporary + fsync + rename, as hp-sync does", f"{renamed:.3f}"],
            [f"{n_items:,} item rows, hp-sync's schema, one transaction, WAL, synchronous = FULL", f"{sqlite:.3f}"],
            ["sum: TLS + durable files + rows", f"{floor:.3f}"]], markdown)
-    print("\n   full copy / sum of the floors (the sum counts the files as written + fsync):")
+    print("\n   full copy / sum of the floors (the sum counts the files written in place, without the renames):")
     table([["", *names], ["full copy / floors", *[f"{median(t, 'full copy') / floor:.2f}" for t in tools]]],
           markdown)
     print("\n   durable (fsync):")
