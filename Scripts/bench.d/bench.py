@@ -378,7 +378,7 @@ class RsyncTool(Tool):
     def __init__(self, size, fsync):
         self.size, self.fsync = size, fsync
         self.name = "rsync --fsync" if fsync else "rsync"
-        self.durable = "yes: --fsync (each file)" if fsync else "no"
+        self.durable = "yes: --fsync, each file (not the folder)" if fsync else "no"
         self.dst = size.path("rsync-fsync" if fsync else "rsync")
         self.kept = [self.dst]
 
