@@ -21,7 +21,9 @@ struct PeerJoinCommand: ParsableCommand {
     @Option(help: "What to call the server here (default: its host name from the invitation).") var name: String?
     @Option(help: "What the server may do here, if this node serves too: read or read-write.")
     var allow = PeerPermission.read
-    @Option(help: "Seconds to wait for the connection and TLS handshake.") var connectTimeout = 10
+    @Option(
+        help: ArgumentHelp("How long to wait for the connection and TLS handshake (10s, 1m).", valueName: "duration"))
+    var connectTimeout = Age(argument: "10s")!
 
     func validate() throws {
         do {
@@ -33,7 +35,7 @@ struct PeerJoinCommand: ParsableCommand {
             throw ValidationError(
                 "invalid --name '\(name)': use 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
         }
-        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive seconds") }
+        try connectTimeout.requirePositive("--connect-timeout")
     }
 
     func run() throws {
@@ -54,8 +56,8 @@ struct PeerJoinCommand: ParsableCommand {
                 description: "a peer named \(localName) already exists here; choose another name with --name")
         }
         var timeouts = TLSTimeouts()
-        timeouts.connect = .seconds(connectTimeout)
-        timeouts.handshake = .seconds(connectTimeout)
+        timeouts.connect = connectTimeout.duration
+        timeouts.handshake = connectTimeout.duration
         let connection = try connect(token, identity: identity, timeouts: timeouts, logger: logger)
         let granted = try SyncClient(store: store, logger: logger).join(
             over: FramedChannel(stream: connection), serverNodeID: token.nodeID, secret: token.secret,
