@@ -24,4 +24,15 @@ struct AgeTextTests {
                 == true)
         #expect(AgeText.hint(forUsageMessage: "The value '9' is invalid for '--retries <retries>'") == nil)
     }
+
+    @Test func millisecondsForShortTimeouts() {
+        #expect(AgeText.milliseconds("500ms") == 500)
+        #expect(AgeText.milliseconds("1s500ms") == 1500)
+        #expect(AgeText.milliseconds("2m") == 120_000)
+        #expect(AgeText.milliseconds("0") == 0)
+        #expect(AgeText.parse("1500ms") == 1)
+        for bad in ["500", "0ms", "5sm", "1msx", "ms", "1.5s", "9223372036854775807ms1ms"] {
+            #expect(AgeText.milliseconds(bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -91,7 +91,7 @@ import Testing
         defer { runner.cleanUp() }
         try runner.run(["init"])
         try runner.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:1"])
-        let failed = try runner.run(["pull", "gone", "--quiet", "--retries", "2", "--retry-delay", "0.05"])
+        let failed = try runner.run(["pull", "gone", "--quiet", "--retries", "2", "--retry-delay", "50ms"])
         #expect(failed.status == 69)
         #expect(failed.stderr.hasPrefix("hp-sync: error: "))
         #expect(failed.stderr.contains("resumes from the last committed page (gave up after 2 retries)"))
@@ -123,7 +123,7 @@ import Testing
         first.waitUntilExit()
         #expect(first.terminationStatus == 69)
         // The lock is released with the process: the next run gets it.
-        let third = try runner.run(["pull", "slow", "--connect-timeout", "1"])
+        let third = try runner.run(["pull", "slow", "--connect-timeout", "1s"])
         #expect(third.status == 69)
     }
 
@@ -235,7 +235,7 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Desk"])
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--idle-timeout", "20"])
+        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--idle-timeout", "20s"])
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
         // Another trusted peer says Hello and stalls: the one session slot is taken.
@@ -252,7 +252,7 @@ import Testing
         #expect(busy.stderr.contains("ERROR_BUSY"))
         // The slot frees up 1 s into the retries (waits of 0.4 s, 0.8 s, 1.6 s).
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { holder.close() }
-        let retried = try pair.backup.run(["pull", "primary", "--quiet", "--retries", "4", "--retry-delay", "0.4"])
+        let retried = try pair.backup.run(["pull", "primary", "--quiet", "--retries", "4", "--retry-delay", "400ms"])
         #expect(retried.status == 0, "\(retried.stderr)")
         #expect(retried.text.isEmpty && retried.stderr.isEmpty)
         #expect(try pair.backup.run(["list"]).text.contains("Desk"))
@@ -267,7 +267,7 @@ import Testing
         defer { rogue.stop() }
         try runner.run(["peer", "add", "rogue", rogue.identity.nodeID.description, "--address", rogue.address])
         let started = Date()
-        let result = try runner.run(["pull", "rogue", "--retries", "5", "--retry-delay", "2"])
+        let result = try runner.run(["pull", "rogue", "--retries", "5", "--retry-delay", "2s"])
         #expect(result.status == 76, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("hp-sync: error: "))
         #expect(Date().timeIntervalSince(started) < 2, "protocol errors are never retried")

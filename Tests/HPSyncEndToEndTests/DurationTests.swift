@@ -27,3 +27,59 @@ struct DurationTests {
         #expect(invite.stderr.contains("no time at all"))
     }
 }
+
+@Suite("the network timeouts take the same durations, run as a binary")
+struct NetworkDurationTests {
+    @Test func bareNumbersAreRefusedAndZeroIsNoTimeAtAll() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        for arguments in [
+            ["pull", "x", "--connect-timeout", "2"], ["push", "x", "--idle-timeout", "60"],
+            ["serve", "--handshake-timeout", "10"],
+            ["serve", "--idle-timeout", "60"], ["serve", "--grace", "30"],
+            ["peer", "join", "hpsync://host:7717/x#y", "--connect-timeout", "5"],
+        ] {
+            let result = try runner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains("has no unit; write \(arguments[arguments.count - 1])s"), "\(result.stderr)")
+        }
+        // The hidden --retry-delay (for tests) takes a duration too; its usage line names no value.
+        #expect(try runner.run(["sync", "x", "--retry-delay", "1"]).status == 64)
+        // 0 is a zero duration here too, never "no timeout": a timeout of no time at all is refused.
+        for arguments in [
+            ["pull", "x", "--connect-timeout", "0"], ["sync", "x", "--idle-timeout", "0"],
+            ["serve", "--handshake-timeout", "0"], ["serve", "--idle-timeout", "0"],
+        ] {
+            let result = try runner.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains("'0' is no time at all"), "\(result.stderr)")
+        }
+    }
+
+    @Test func aDurationIsTheTimeoutAndGraceZeroWaitsForNone() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let silent = try SilentListener()
+        try runner.run(["peer", "add", "slow", NodeIDFixture.any, "--address", silent.address])
+        // The peer never answers the handshake: the pull gives up after 1.5 s, not the default 10 s.
+        let started = Date()
+        let timedOut = try runner.run(["pull", "slow", "--connect-timeout", "1s500ms"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(timedOut.status == 69, "\(timedOut.stderr)")
+        #expect(elapsed >= 1.4 && elapsed < 8, "\(elapsed)")
+
+        // A connection still in its handshake (allowed a minute) does not hold up `--grace 0`.
+        let server = try ServeProcess(runner, extra: ["--handshake-timeout", "1m", "--grace", "0"])
+        let held = HeldConnection(port: server.port)
+        defer { held.close() }
+        #expect(held.isConnected)
+        #expect(!held.closedByPeer(within: 0.5))
+        let stopping = Date()
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(Date().timeIntervalSince(stopping) < 5)
+        #expect(stopped.log.contains("some sessions did not finish within the grace period"), "\(stopped.log)")
+    }
+}

@@ -76,7 +76,7 @@ import Testing
                     ["list", "--store", scratch.root.appendingPathComponent("none").path], withStore: false)
             },
             Case(code: 69, situation: "nothing listens at the peer's address", says: ["cannot connect"]) {
-                try scratch.run(["pull", "gone", "--connect-timeout", "2"])
+                try scratch.run(["pull", "gone", "--connect-timeout", "2s"])
             },
             Case(code: 69, situation: "serve on a port in use", says: ["cannot listen", "in use", "--listen"]) {
                 try scratch.run(["serve", "--listen", served.server.address])

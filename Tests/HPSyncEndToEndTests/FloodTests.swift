@@ -13,7 +13,7 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Lamp"])
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--handshake-timeout", "5"])
+        let server = try ServeProcess(pair.primary, extra: ["--handshake-timeout", "5s"])
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
 
@@ -24,7 +24,7 @@ import Testing
         let connected = flood.allSatisfy { $0.isConnected }
         try #require(connected, "cannot connect from 127.0.0.2 on this machine")
         Thread.sleep(forTimeInterval: 0.3)
-        let pulled = try pair.backup.run(["pull", "primary", "--retries", "3", "--retry-delay", "0.2"])
+        let pulled = try pair.backup.run(["pull", "primary", "--retries", "3", "--retry-delay", "200ms"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         #expect(try pair.backup.run(["list"]).text.contains("Lamp"))
     }
@@ -34,7 +34,7 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
         let server = try ServeProcess(
-            pair.primary, extra: ["--handshake-timeout", "5", "--max-pending-per-address", "4"])
+            pair.primary, extra: ["--handshake-timeout", "5s", "--max-pending-per-address", "4"])
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
         // The flood comes from the peer's own address, so its pull finds the cap full.

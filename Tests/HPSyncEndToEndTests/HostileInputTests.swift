@@ -210,7 +210,7 @@ import Testing
         let maxConnections = 6
         let server = try ServeProcess(
             primary,
-            extra: ["--handshake-timeout", "2", "--idle-timeout", "3", "--max-connections", "\(maxConnections)"])
+            extra: ["--handshake-timeout", "2s", "--idle-timeout", "3s", "--max-connections", "\(maxConnections)"])
         defer { _ = server.stop() }
         try backup.run(["peer", "add", "primary", primaryID, "--address", server.address])
         let before = try Self.fingerprint(primary)

@@ -95,7 +95,7 @@ extension BinaryRunner {
     func startPullHoldingTheLock(from peer: String) throws -> Process {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["pull", peer, "--connect-timeout", "4", "--quiet", "--store", store.path]
+        process.arguments = ["pull", peer, "--connect-timeout", "4s", "--quiet", "--store", store.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -117,7 +117,7 @@ import Testing
         defer { runner.cleanUp() }
         try runner.run(["init"])
         try runner.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:1"])
-        let result = try runner.run(["pull", "gone", "--connect-timeout", "2"])
+        let result = try runner.run(["pull", "gone", "--connect-timeout", "2s"])
         #expect(result.status == 69)
         #expect(result.stderr.hasPrefix("hp-sync: error: "))
     }

@@ -1,21 +1,32 @@
 import ArgumentParser
 import HPSyncStore
 
-/// A duration option (`AgeText`: `90s`, `1h30m`, `2d`, `0`), parsed once by
+/// A duration option (`AgeText`: `90s`, `1h30m`, `2d`, `500ms`, `0`), parsed once by
 /// the argument parser: a bad value is a usage error before `validate()`, and `run()` reads
-/// `seconds` instead of parsing the text again.
+/// `milliseconds` instead of parsing the text again.
 struct Age: ExpressibleByArgument, CustomStringConvertible, Sendable {
-    let seconds: Int64
+    let milliseconds: Int64
     /// As typed: for messages, and the help's "(default: 180d)".
     let description: String
 
     init?(argument: String) {
-        guard let seconds = AgeText.parse(argument) else { return nil }
-        self.seconds = seconds
+        guard let milliseconds = AgeText.milliseconds(argument) else { return nil }
+        self.milliseconds = milliseconds
         self.description = argument
     }
 
-    var milliseconds: Int64 { seconds * 1000 }
+    /// Whole seconds.
+    var seconds: Int64 { milliseconds / 1000 }
+
+    var duration: Duration { .milliseconds(milliseconds) }
+
+    /// A usage error unless this is more than no time at all (for timeouts, where `0` would
+    /// give up before starting).
+    func requirePositive(_ option: String) throws {
+        guard milliseconds > 0 else {
+            throw ValidationError("\(option) '\(description)' is no time at all; give 10s, 1m or 2m30s")
+        }
+    }
 
     /// `--keep-deleted`: an age, or `0` to keep nothing.
     struct OrZero: ExpressibleByArgument, CustomStringConvertible, Sendable {
@@ -24,7 +35,7 @@ struct Age: ExpressibleByArgument, CustomStringConvertible, Sendable {
 
         init?(argument: String) {
             guard let age = Age(argument: argument) else { return nil }
-            self.age = age.seconds == 0 ? nil : age
+            self.age = age.milliseconds == 0 ? nil : age
         }
 
         var milliseconds: Int64 { age?.milliseconds ?? 0 }

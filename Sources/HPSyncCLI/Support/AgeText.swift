@@ -1,31 +1,37 @@
 /// Durations as people type and read them, one syntax for every option that takes one (as
-/// systemd writes them): `90s`, `45m`, `2h`, `1d`, `2w`, and sums like `1h30m`. `0` is a zero
-/// duration everywhere (`--keep-deleted 0` keeps nothing, `--older-than 0` means everything).
+/// systemd writes them): `90s`, `45m`, `2h`, `1d`, `2w`, `500ms`, and sums like `1h30m`.
+/// `0` is a zero duration everywhere, never "no limit": `--keep-deleted 0` keeps nothing,
+/// `--older-than 0` means everything, `--grace 0` waits for nothing; the options where no time at
+/// all makes no sense (the network timeouts, `invite --expires`) refuse it.
 /// A bare number is refused: `--check 90` could mean seconds or minutes, so it asks for a unit.
 enum AgeText {
-    private static let units: [(suffix: Character, seconds: Int64)] = [
-        ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400), ("w", 604_800),
+    private static let units: [(suffix: String, milliseconds: Int64)] = [
+        ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("w", 604_800_000),
     ]
 
-    /// Seconds, or nil when `text` is not a duration (see `problem` for why).
+    /// Whole seconds (a sub-second part is dropped), or nil when `text` is not a duration.
     static func parse(_ text: String) -> Int64? {
+        milliseconds(text).map { $0 / 1000 }
+    }
+
+    /// Milliseconds, or nil when `text` is not a duration (see `problem` for why).
+    static func milliseconds(_ text: String) -> Int64? {
         if text == "0" { return 0 }
         var total: Int64 = 0
-        var digits = ""
-        for character in text {
-            if character.isASCII, character.isNumber {
-                digits.append(character)
-                continue
-            }
-            guard let unit = units.first(where: { $0.suffix == character }), let value = Int64(digits) else {
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            rest = rest.dropFirst(digits.count)
+            let suffix = rest.prefix { $0.isASCII && $0.isLetter }
+            rest = rest.dropFirst(suffix.count)
+            guard let unit = units.first(where: { $0.suffix == suffix }), let value = Int64(digits) else {
                 return nil
             }
-            let (product, overflow) = value.multipliedReportingOverflow(by: unit.seconds)
-            guard !overflow, product <= Int64.max / 1000 - total else { return nil }
+            let (product, overflow) = value.multipliedReportingOverflow(by: unit.milliseconds)
+            guard !overflow, product <= Int64.max - total else { return nil }
             total += product
-            digits = ""
         }
-        guard digits.isEmpty, total > 0 else { return nil }
+        guard total > 0 else { return nil }
         return total
     }
 

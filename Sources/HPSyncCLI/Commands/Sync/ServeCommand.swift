@@ -19,8 +19,8 @@ struct ServeCommand: ParsableCommand {
         discussion: """
             Listens on 0.0.0.0:7717 and [::]:7717 unless --listen is given. Only peers added with \
             `hp-sync peer add` may connect; read-write peers may also push. On SIGINT or SIGTERM it \
-            stops accepting, lets sessions in flight finish their current page (at most --grace \
-            seconds) and exits 0.
+            stops accepting, lets sessions in flight finish their current page (for at most --grace; \
+            0 waits for none) and exits 0.
             """)
 
     @OptionGroup var options: StoreOptions
@@ -40,14 +40,20 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Most connections before their Hello from one source address (a flood from one host).")
     var maxPendingPerAddress = 8
 
-    @Option(help: "Seconds a client has to complete the TLS handshake.")
-    var handshakeTimeout = 10
+    @Option(
+        help: ArgumentHelp(
+            "How long a client has to complete the TLS handshake and send its Hello (10s, 1m).",
+            valueName: "duration"))
+    var handshakeTimeout = Age(argument: "10s")!
 
-    @Option(help: "Seconds of silence after which a session is dropped.")
-    var idleTimeout = 60
+    @Option(
+        help: ArgumentHelp("How long a session may stay silent before it is dropped (60s, 5m).", valueName: "duration"))
+    var idleTimeout = Age(argument: "60s")!
 
-    @Option(help: "Seconds to wait for sessions in flight at shutdown.")
-    var grace = 30
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for sessions in flight at shutdown (30s, 2m; 0 waits for none).", valueName: "duration"))
+    var grace = Age(argument: "30s")!
 
     @Option(
         help: ArgumentHelp(
@@ -61,11 +67,11 @@ struct ServeCommand: ParsableCommand {
         for text in listen where PeerAddress(parsing: text, listening: true) == nil {
             throw ValidationError("--listen '\(text)' is not ADDR[:PORT]")
         }
-        guard maxConnections > 0, maxPending > 0, maxPendingPerAddress > 0, handshakeTimeout > 0, idleTimeout > 0,
-            grace >= 0
-        else {
-            throw ValidationError("--max-connections, --max-pending* and the timeouts must be positive")
+        guard maxConnections > 0, maxPending > 0, maxPendingPerAddress > 0 else {
+            throw ValidationError("--max-connections and --max-pending* must be positive")
         }
+        try handshakeTimeout.requirePositive("--handshake-timeout")
+        try idleTimeout.requirePositive("--idle-timeout")
     }
 
     func run() throws {
@@ -75,9 +81,9 @@ struct ServeCommand: ParsableCommand {
         var configuration = SyncServer.Configuration()
         configuration.limits = ConnectionLimits(
             sessions: maxConnections, pending: maxPending, pendingPerAddress: maxPendingPerAddress)
-        configuration.timeouts.handshake = .seconds(handshakeTimeout)
-        configuration.timeouts.idle = .seconds(idleTimeout)
-        configuration.shutdownGrace = .seconds(grace)
+        configuration.timeouts.handshake = handshakeTimeout.duration
+        configuration.timeouts.idle = idleTimeout.duration
+        configuration.shutdownGrace = grace.duration
         configuration.keepDeletedMilliseconds = keepDeleted.milliseconds
         let explicit = listen.compactMap { PeerAddress(parsing: $0, listening: true) }.map { ($0.host, $0.port) }
         let server: SyncServer

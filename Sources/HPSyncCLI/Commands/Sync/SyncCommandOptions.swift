@@ -21,11 +21,14 @@ struct SyncCommandOptions: ParsableArguments {
         help: "Print only errors and warnings (for cron): no summary line, no progress. --json still prints.")
     var quiet = false
 
-    @Option(help: "Seconds to wait for the connection and TLS handshake.")
-    var connectTimeout: Int = 10
+    @Option(
+        help: ArgumentHelp("How long to wait for the connection and TLS handshake (10s, 1m).", valueName: "duration"))
+    var connectTimeout = Age(argument: "10s")!
 
-    @Option(help: "Seconds to wait for the peer before giving up on a silent connection.")
-    var idleTimeout: Int = 60
+    @Option(
+        help: ArgumentHelp(
+            "How long the peer may stay silent before the connection is given up (60s, 5m).", valueName: "duration"))
+    var idleTimeout = Age(argument: "60s")!
 
     @Option(
         help: """
@@ -35,8 +38,11 @@ struct SyncCommandOptions: ParsableArguments {
             """)
     var retries: Int = 0
 
-    @Option(help: ArgumentHelp("Seconds before the first retry (doubles each time).", visibility: .hidden))
-    var retryDelay: Double = 1
+    @Option(
+        help: ArgumentHelp(
+            "The wait before the first retry (doubles each time; 1s, 500ms).", valueName: "duration",
+            visibility: .hidden))
+    var retryDelay = Age(argument: "1s")!
 
     @Flag(help: "Let a pull delete more than the mass-deletion guard allows (see --max-delete).")
     var allowMassDelete = false
@@ -60,11 +66,9 @@ struct SyncCommandOptions: ParsableArguments {
     var keepDeletedMilliseconds: Int64 { keepDeleted.milliseconds }
 
     func validate() throws {
-        guard connectTimeout > 0, idleTimeout > 0 else {
-            throw ValidationError("--connect-timeout and --idle-timeout must be positive seconds")
-        }
+        try connectTimeout.requirePositive("--connect-timeout")
+        try idleTimeout.requirePositive("--idle-timeout")
         guard retries >= 0, retries <= 100 else { throw ValidationError("--retries must be 0 to 100") }
-        guard retryDelay >= 0 else { throw ValidationError("--retry-delay must not be negative") }
         if let maxDelete, maxDelete < 0 { throw ValidationError("--max-delete must not be negative") }
         if allowMassDelete, maxDelete != nil {
             throw ValidationError("--allow-mass-delete turns the guard off; do not combine it with --max-delete")
@@ -73,9 +77,9 @@ struct SyncCommandOptions: ParsableArguments {
 
     var timeouts: TLSTimeouts {
         var timeouts = TLSTimeouts()
-        timeouts.connect = .seconds(connectTimeout)
-        timeouts.handshake = .seconds(connectTimeout)
-        timeouts.idle = .seconds(idleTimeout)
+        timeouts.connect = connectTimeout.duration
+        timeouts.handshake = connectTimeout.duration
+        timeouts.idle = idleTimeout.duration
         return timeouts
     }
 
@@ -91,7 +95,7 @@ struct SyncCommandOptions: ParsableArguments {
     }
 
     var retryPolicy: RetryPolicy {
-        var policy = RetryPolicy(retries: retries, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
+        var policy = RetryPolicy(retries: retries, initialDelay: retryDelay.duration)
         // A server that sheds load turns many clients away at once; spread their returns.
         policy.jitter = 0.25
         return policy

@@ -5,7 +5,7 @@ struct PeerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peer", abstract: "Manage the peers this node trusts.",
         subcommands: [
-            PeerAddCommand.self, PeerJoinCommand.self, PeerListCommand.self, PeerSetCommand.self,
-            PeerRemoveCommand.self,
+            Add.self, Join.self, List.self, Set.self,
+            Remove.self,
         ])
 }

@@ -4,5 +4,5 @@ import ArgumentParser
 struct ImageCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "image", abstract: "Set, get or remove an item's image.",
-        subcommands: [ImageSetCommand.self, ImageGetCommand.self, ImageRemoveCommand.self])
+        subcommands: [Set.self, Get.self, Remove.self])
 }

@@ -1,0 +1,34 @@
+import ArgumentParser
+import HPSyncStore
+
+extension PeerCommand {
+    /// `hp-sync peer list`.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List trusted peers.")
+
+        @OptionGroup var options: StoreOptions
+        @Flag(help: "Print JSON: name, allow, address (or null), nodeID.") var json = false
+
+        struct Document: Encodable {
+            var name: String
+            var allow: String
+            var address: String?
+            var nodeID: String
+        }
+
+        func run() throws {
+            let store = try options.openStore()
+            if json {
+                return try Output.json(
+                    try store.peers().map {
+                        Document(
+                            name: $0.name, allow: $0.permission.rawValue, address: $0.address, nodeID: "\($0.nodeID)")
+                    })
+            }
+            let rows = try store.peers().map {
+                [$0.name, $0.permission.rawValue, $0.address ?? "-", $0.nodeID.description]
+            }
+            Output.write(Output.table([["NAME", "ALLOW", "ADDRESS", "NODE ID"]] + rows))
+        }
+    }
+}
