@@ -54,8 +54,7 @@ import Testing
                     session.pageSize = pageSize
                 })
             defer { dialer.finish() }
-            return try SyncClient(store: sink.store, logger: quietLogger).pull(
-                connecting: dialer.connect, serverNodeID: source.nodeID, peerName: "source", guard: rule)
+            return try runPull(sink, from: source, over: dialer, peerName: "source", guard: rule)
         }
     }
 
@@ -73,8 +72,7 @@ import Testing
         // What was applied is committed with its checkpoint: an allowed pull finishes the rest.
         let dialer = Dialer(setup.sink, to: setup.source)
         defer { dialer.finish() }
-        let rest = try SyncClient(store: setup.sink.store, logger: quietLogger).pull(
-            connecting: dialer.connect, serverNodeID: setup.source.nodeID, peerName: "source", guard: nil)
+        let rest = try runPull(setup.sink, from: setup.source, over: dialer, peerName: "source", guard: nil)
         #expect(rest.deleted.count == 30 - applied)
         #expect(try setup.sink.snapshot() == setup.source.snapshot())
     }

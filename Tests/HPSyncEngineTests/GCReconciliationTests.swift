@@ -157,14 +157,11 @@ import Testing
         let f = try Collected(count: 14, deleted: 14)
         let dialer = Dialer(f.b, to: f.a)
         defer { dialer.finish() }
-        let client = SyncClient(store: f.b.store, logger: quietLogger)
         #expect(throws: MassDeleteRefused.self) {
-            try client.pull(
-                connecting: dialer.connect, serverNodeID: f.a.nodeID, peerName: "a", guard: MassDeleteGuard())
+            try runPull(f.b, from: f.a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         }
         #expect(try f.b.store.items().count == 14, "nothing applied")
-        let allowed = try client.pull(
-            connecting: dialer.connect, serverNodeID: f.a.nodeID, peerName: "a", guard: nil)
+        let allowed = try runPull(f.b, from: f.a, over: dialer, peerName: "a", guard: nil)
         #expect(allowed.reconciled.count == 14)
         #expect(try f.b.store.items().isEmpty)
     }
@@ -184,10 +181,8 @@ import Testing
             return stream
         }
         defer { dialer.finish() }
-        let client = SyncClient(store: f.b.store, logger: quietLogger)
         #expect {
-            try client.pull(
-                connecting: dialer.connect, serverNodeID: f.a.nodeID, peerName: "a", guard: MassDeleteGuard())
+            try runPull(f.b, from: f.a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         } throws: { error in
             (error as? MassDeleteRefused)?.stoppedAfter != nil
         }

@@ -56,6 +56,20 @@ final class Dialer: @unchecked Sendable {
     }
 }
 
+/// A pull as `hp-sync pull` runs it (`SyncRun`): under `rule`, with the store's trash policy.
+func runPull(
+    _ sink: TestNode, from source: TestNode, over dialer: Dialer, peerName: String, guard rule: MassDeleteGuard?,
+    configure: (inout SyncRun.Options) -> Void = { _ in }
+) throws -> SyncReport {
+    var options = SyncRun.Options()
+    options.massDeleteGuard = rule
+    configure(&options)
+    return try SyncRun(
+        store: sink.store, peer: SyncRun.Peer(name: peerName, nodeID: source.nodeID), connect: dialer.connect,
+        options: options, logger: quietLogger
+    ).pull()
+}
+
 @Suite struct MassDeleteGuardTests {
     /// The guarded pull counts live items only up to `liveItemsNeeded`: the verdict on the capped
     /// count must be the verdict on the true count, for every store size and deletion count.
@@ -103,17 +117,15 @@ final class Dialer: @unchecked Sendable {
         _ = try a.store.delete(keys)
         let dialer = Dialer(b, to: a)
         defer { dialer.finish() }
-        let client = SyncClient(store: b.store, logger: quietLogger)
         #expect(throws: MassDeleteRefused.self) {
-            try client.pull(
-                connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+            try runPull(b, from: a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         }
         #expect(dialer.count == 1, "refused after the preview, before a second session")
         #expect(try b.store.status().items == 14)
         #expect(try b.store.status().tombstones == 0)
         #expect(try b.store.item(keys[0])?.deleted == false, "not even the first page was applied")
 
-        let allowed = try client.pull(connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: nil)
+        let allowed = try runPull(b, from: a, over: dialer, peerName: "a", guard: nil)
         #expect(allowed.deleted.count == 14)
         #expect(allowed.inserted.count == 1)
         #expect(try b.snapshot() == a.snapshot())
@@ -126,19 +138,15 @@ final class Dialer: @unchecked Sendable {
         for i in 0..<5 { try a.add("item \(i)") }
         let dialer = Dialer(b, to: a)
         defer { dialer.finish() }
-        let client = SyncClient(store: b.store, logger: quietLogger)
-        let first = try client.pull(
-            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        let first = try runPull(b, from: a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         #expect(first.inserted.count == 5)
         #expect(dialer.count == 1, "nothing here to delete: no preview")
-        let again = try client.pull(
-            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        let again = try runPull(b, from: a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         #expect(again.manifestEntries == 0)
         #expect(again.dryRun == false)
         #expect(dialer.count == 2, "the preview found nothing, so no second session")
         try a.add("more")
-        let third = try client.pull(
-            connecting: dialer.connect, serverNodeID: a.nodeID, peerName: "a", guard: MassDeleteGuard())
+        let third = try runPull(b, from: a, over: dialer, peerName: "a", guard: MassDeleteGuard())
         #expect(third.inserted.count == 1)
         #expect(dialer.count == 3, "the server announced no tombstones, so the first session applied")
     }
@@ -202,11 +210,9 @@ final class Dialer: @unchecked Sendable {
             attempt == 1 ? CuttingStream(stream, cutAfterReading: 300_000) : stream
         }
         defer { dialer.finish() }
-        let client = SyncClient(store: b.store, logger: quietLogger)
-        var options = SyncClient.Options()
-        options.commitEvery = 1_000  // every page, so the cut leaves a checkpoint to resume from
-        let report = try RetryPolicy(retries: 2).run(logger: quietLogger, sleep: { _ in }) { _ in
-            try client.pull(over: dialer.connect(), serverNodeID: a.nodeID, peerName: "a", options: options)
+        let report = try runPull(b, from: a, over: dialer, peerName: "a", guard: nil) { options in
+            options.retryPolicy = RetryPolicy(retries: 2, initialDelay: .zero)
+            options.session.commitEvery = 1_000  // every page, so the cut leaves a checkpoint to resume from
         }
         #expect(dialer.count == 2)
         #expect(report.manifestEntries <= 1_500, "the retry resumed from the checkpoint")

@@ -5,25 +5,10 @@ import HPSyncStore
 /// the session receives and checks the next pages while the previous batch is written and
 /// fsynced. At most one batch is in flight: `submit` first waits for the one before.
 ///
-/// The session keeps the merge rule exact by waiting (`wait()`) before it reads what the batch
-/// in flight may change: a key it holds (`holdsAny(_:)`), or image files when the batch may remove
-/// some (`mayRemoveImages`).
+/// The sink keeps the merge rule exact by waiting (`wait()`) before it reads what the batch
+/// in flight may change: a key it holds, or image files when the batch may remove some
+/// (`SinkStateMachine` knows which batch is in flight and asks for the wait).
 final class BatchCommitter: @unchecked Sendable {
-    /// One transaction's worth of a session: records, the checkpoint of its last page and the
-    /// reconciliation step, if any.
-    struct Batch {
-        var records: [IncomingRecord]
-        var checkpoint: CheckpointUpdate?
-        var reconcile: ReconcileStep?
-        var throughSeq: Int64
-        var keys: Set<ItemKey>
-        /// Whether applying may unlink or replace image files already in place (an existing key
-        /// changes, or a reconciliation deletes): a later page must not copy from those meanwhile.
-        var mayRemoveImages: Bool
-        /// Temporaries to remove once the batch is committed (or failed).
-        var staged: [StagedImage]
-    }
-
     struct Committed {
         var throughSeq: Int64
         var outcome: ApplyOutcome
@@ -33,7 +18,7 @@ final class BatchCommitter: @unchecked Sendable {
     private let keepReplaced: Bool?
     private let queue = DispatchQueue(label: "hp-sync.sink-commit")
     private let condition = NSCondition()
-    private var inFlight: Batch?
+    private var inFlight: PendingBatch.Sealed?
     private var result: Result<Committed, any Error>?
 
     init(store: Store, keepReplaced: Bool?) {
@@ -42,7 +27,7 @@ final class BatchCommitter: @unchecked Sendable {
     }
 
     /// Starts committing `batch` once the batch before it ended; returns that one's result.
-    func submit(_ batch: Batch) throws -> Committed? {
+    func submit(_ batch: PendingBatch.Sealed) throws -> Committed? {
         let previous = try wait()
         condition.lock()
         inFlight = batch
@@ -74,20 +59,6 @@ final class BatchCommitter: @unchecked Sendable {
     func poll() throws -> Committed? {
         condition.lock()
         return try take()
-    }
-
-    /// Whether the batch in flight writes any of `keys`.
-    func holdsAny(_ keys: some Sequence<ItemKey>) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard let held = inFlight?.keys else { return false }
-        return keys.contains(where: held.contains)
-    }
-
-    var mayRemoveImages: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inFlight?.mayRemoveImages ?? false
     }
 
     /// Called with the lock held; releases it.

@@ -4,15 +4,12 @@ import HPSyncEngine
 import HPSyncStore
 import Logging
 
-/// Runs the client sessions of one `pull`, `push` or `sync`: holds the store's lock for the
-/// whole run, resolves the peer, retries what may pass, and records each outcome for `status`.
+/// Sets up the client sessions of one `pull`, `push` or `sync` from the command line: holds the
+/// store's lock for the whole run, resolves the peer, and hands the rest to the engine's
+/// `SyncRun` (retries, the mass-deletion guard, the trash, the outcome for `status`).
 struct SyncRunner {
-    let store: Store
-    let connector: Connector
-    let client: SyncClient
-    let target: Connector.Target
+    let run: SyncRun
     let options: SyncCommandOptions
-    let logger: Logger
     let progress: ProgressLine?
 
     /// Opens the store, takes its lock (or fails at once with the holder's PID) and runs `body`.
@@ -28,11 +25,19 @@ struct SyncRunner {
             let target = try connector.resolve(syncOptions.peer)
             logger[metadataKey: "peer"] = "\(target.name)"
             connector.logger = logger
-            let runner = SyncRunner(
-                store: store, connector: connector, client: SyncClient(store: store, logger: logger), target: target,
-                options: syncOptions, logger: logger,
-                progress: syncOptions.quiet ? nil : ProgressLine.onTerminal(peer: target.name))
-            return try body(runner)
+            let progress = syncOptions.quiet ? nil : ProgressLine.onTerminal(peer: target.name)
+            var options = SyncRun.Options()
+            options.dryRun = syncOptions.dryRun
+            options.massDeleteGuard = syncOptions.massDeleteGuard
+            options.retryPolicy = syncOptions.retryPolicy
+            options.keepDeletedMilliseconds = syncOptions.keepDeletedMilliseconds
+            options.session = syncOptions.clientOptions
+            if let progress { options.session.progress = { progress.update($0) } }
+            let run = SyncRun(
+                store: store, peer: SyncRun.Peer(name: target.name, nodeID: target.nodeID),
+                connect: { [connector] in try FramedChannel(stream: connector.connect(target)) }, options: options,
+                logger: logger)
+            return try body(SyncRunner(run: run, options: syncOptions, progress: progress))
         }
     }
 
@@ -41,62 +46,17 @@ struct SyncRunner {
         String(UInt32.random(in: 0...UInt32.max), radix: 16, uppercase: false).leftPadded(to: 8)
     }
 
-    func pull() throws -> SyncReport {
-        let retention = options.keepDeletedMilliseconds
-        let report = try recorded(.pull) {
-            try options.retryPolicy.run(logger: logger) { attempt in
-                try client.pull(
-                    connecting: { try FramedChannel(stream: connector.connect(target)) }, serverNodeID: target.nodeID,
-                    peerName: target.name, options: clientOptions, guard: options.massDeleteGuard)
-            }
-        }
-        if retention > 0 && !options.dryRun {
-            do {
-                try store.purgeTrash(olderThanMilliseconds: retention)
-            } catch {
-                logger.warning("could not purge the trash", metadata: ["error": "\(error)"])
-            }
-        }
-        return report
-    }
+    func pull() throws -> SyncReport { try interrupting { try run.pull() } }
 
-    func push() throws -> SyncReport {
-        try recorded(.push) {
-            try options.retryPolicy.run(logger: logger) { attempt in
-                try client.push(
-                    over: FramedChannel(stream: connector.connect(target)), serverNodeID: target.nodeID,
-                    peerName: target.name, options: clientOptions)
-            }
-        }
-    }
+    func push() throws -> SyncReport { try interrupting { try run.push() } }
 
-    private var clientOptions: SyncClient.Options {
-        var client = options.clientOptions
-        if let progress { client.progress = { progress.update($0) } }
-        return client
-    }
-
-    /// Runs one direction and writes its outcome to the store (not for dry runs).
-    private func recorded(_ direction: SyncDirection, _ body: () throws -> SyncReport) throws -> SyncReport {
+    /// Ends the progress line, and says of a failure that may pass that the store is consistent.
+    private func interrupting(_ body: () throws -> SyncReport) throws -> SyncReport {
         defer { progress?.finish() }
         do {
-            let report = try body()
-            if !options.dryRun {
-                logger.info(
-                    "\(direction.rawValue) done",
-                    metadata: [
-                        "inserted": "\(report.inserted.count)", "updated": "\(report.updated.count)",
-                        "deleted": "\(report.deleted.count)", "refused": "\(report.refused.count)",
-                    ])
-                try? store.recordSyncSuccess(peer: target.name, direction: direction)
-            }
-            return report
-        } catch {
-            if !options.dryRun {
-                try? store.recordSyncFailure(peer: target.name, direction: direction, message: "\(error)")
-            }
-            if RetryPolicy.isRetryable(error) { throw InterruptedRun(underlying: error, retries: options.retries) }
-            throw error
+            return try body()
+        } catch  where RetryPolicy.isRetryable(error) {
+            throw InterruptedRun(underlying: error, retries: options.retries)
         }
     }
 }

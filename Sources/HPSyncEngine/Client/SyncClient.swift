@@ -179,8 +179,8 @@ public final class SyncClient {
     /// Says, before any record is judged, when the server's clock and ours differ by more than
     /// the skew: which is ahead of which (the report carries it to the user).
     private func compareClocks(_ server: HelloMessage, peerName: String) -> ClockSkew? {
-        let skew = ClockSkew(
-            peer: peerName, localMilliseconds: store.nowMilliseconds(), peerMilliseconds: server.clockMilliseconds,
+        let skew = ClientHandshake.clockSkew(
+            server: server, peerName: peerName, localMilliseconds: store.nowMilliseconds(),
             skewMilliseconds: store.maxClockSkewMilliseconds)
         // The command prints it with the session's outcome; the log keeps it for --log-level info.
         if let skew { logger.info("\(skew.warning())") }
@@ -203,34 +203,15 @@ public final class SyncClient {
         _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options,
         minVersion: UInt32 = ProtocolLimits.minVersion
     ) throws -> HelloMessage {
-        // A push preview needs the server's cooperation (Hello.dry_run, version 2): a version-1
-        // server would apply it, so the client does not offer version 1 for one.
-        let previewPush = intent == .push && options.dryRun
-        let hello = HelloMessage(
-            minVersion: max(minVersion, intent.minimumVersion, previewPush ? 2 : 1),
-            maxVersion: options.maxVersion, nodeID: store.nodeID, storeID: store.storeID, intent: intent,
-            software: options.software,
-            dryRun: previewPush, clockMilliseconds: store.nowMilliseconds())
+        let hello = ClientHandshake.hello(
+            intent: intent, dryRun: options.dryRun, nodeID: store.nodeID, storeID: store.storeID,
+            software: options.software, clockMilliseconds: store.nowMilliseconds(), minVersion: minVersion,
+            maxVersion: options.maxVersion)
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
-        switch reply {
-        case .hello(let server):
-            guard server.nodeID == serverNodeID else {
-                throw SyncError.nodeIDMismatch(expected: serverNodeID, actual: server.nodeID)
-            }
-            guard server.version >= hello.minVersion, server.version <= hello.maxVersion,
-                server.intent == intent
-            else {
-                throw SyncError.protocolViolation(
-                    .violation(
-                        "server chose version \(server.version) / intent \(server.intent), which the client did not offer"
-                    ))
-            }
-            return server
-        case .error(let error):
-            throw SyncError.refusedByPeer(error)
-        default:
-            throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "Hello"))
+        switch ClientHandshake.decide(reply: reply, to: hello, serverNodeID: serverNodeID) {
+        case .accept(let server): return server
+        case .refuse(let error): throw error
         }
     }
 

@@ -1,7 +1,7 @@
 import HPSyncCrypto
 import HPSyncStore
 
-extension SyncClient {
+extension SyncRun {
     /// Pulls under the mass-deletion guard.
     ///
     /// The verdict rests on the deletions that really arrive: the session that applies counts
@@ -14,12 +14,10 @@ extension SyncClient {
     /// applies if the guard allows them (still counting). There is no preview when nothing here
     /// could be deleted (an empty store: the first, large backup pays nothing), and no second
     /// session when the preview's manifest was empty.
-    public func pull(
-        connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
-        options: Options = .init(), guard massDeleteGuard: MassDeleteGuard?
-    ) throws -> SyncReport {
-        var options = options
-        if let massDeleteGuard, !options.dryRun {
+    func guardedPull() throws -> SyncReport {
+        var options = session
+        let client = client
+        if let massDeleteGuard = self.options.massDeleteGuard, !options.dryRun {
             options.deletionGuard = massDeleteGuard
             // Counting every live item reads the whole table (a tenth of a second at 100,000
             // items); the decisions below only need to know "at least this many".
@@ -32,10 +30,11 @@ extension SyncClient {
                     guard let live = try? store.liveItemCount(upTo: enough) else { return false }
                     return massDeleteGuard.violation(deleting: deleting, liveItems: live) == nil
                 }
-                var report = try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: first)
+                var report = try client.pull(
+                    over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: first)
                 if !report.dryRun { return report }
                 let live = try store.status().items
-                try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peerName)
+                try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peer.name)
                 // (A reconciliation can delete here even when the listing is empty.)
                 if report.manifestEntries == 0 && report.reconciled.isEmpty {
                     report.dryRun = false
@@ -43,6 +42,6 @@ extension SyncClient {
                 }
             }
         }
-        return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options)
+        return try client.pull(over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: options)
     }
 }

@@ -7,20 +7,15 @@ import HPSyncStore
 /// pushing source's through `PageDone.first_held_seq` (version 3). It lists each page's
 /// refusals for that page's PageDone.
 struct SinkHolds {
-    private let store: Store
-    /// The clocks as the Hellos told them, when they differ by more than the skew.
-    private let clockSkew: ClockSkew?
-    /// How a refusal names the sink ("this node"; a server: "the server").
-    private let me: String
+    /// Why the clock guard refuses a version, worded for the user; nil when it may be applied.
+    private let refusal: (Version) -> String?
     /// The highest checkpoint allowed: the seq before the first entry held; nil for none.
     private(set) var checkpointLimit: Int64?
     /// This page's refusals, for its PageDone.
     private(set) var pageRefusals: [PageRefusal] = []
 
-    init(store: Store, clockSkew: ClockSkew?, me: String) {
-        self.store = store
-        self.clockSkew = clockSkew
-        self.me = me
+    init(refusal: @escaping (Version) -> String?) {
+        self.refusal = refusal
     }
 
     /// `PageDone.first_held_seq`: the first entry held, or 0.
@@ -68,16 +63,5 @@ struct SinkHolds {
 
     private mutating func hold(seq: Int64) {
         checkpointLimit = min(checkpointLimit ?? Int64.max, seq - 1)
-    }
-
-    /// Why the clock guard refuses `version`, or nil. When the source's own clock is ahead of
-    /// ours beyond the skew, ours may be the one that is wrong: the reason says so.
-    private func refusal(_ version: Version) -> String? {
-        guard let reason = store.clockGuardRefusal(version) else { return nil }
-        guard let clockSkew, clockSkew.localIsBehind else { return reason }
-        let ahead = (version.stamp.milliseconds &- store.nowMilliseconds()) / 1000
-        return "stamped \(ahead) s ahead of \(me)'s clock by node \(version.origin.short), and "
-            + "\(clockSkew.comparison(me: me)): if \(me)'s clock is wrong, set it right; the record is retried at "
-            + "the next sync"
     }
 }

@@ -1,0 +1,67 @@
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+
+/// What a sink has received and checked but not committed yet: the next transaction. A
+/// version-1 sink commits one page's worth; a version-2 sink gathers pages until one of
+/// `SinkStateMachine.Batch`'s limits or the final page.
+struct PendingBatch {
+    var records: [IncomingRecord] = []
+    var keys = Set<ItemKey>()
+    var imageBytes: Int64 = 0
+    /// Bytes an earlier page of this batch fetched, by digest: a later page naming the same
+    /// image uses them instead of asking again.
+    var images: [SHA256Digest: StagedImage] = [:]
+    var reconcile: ReconcileStep?
+    /// Whether applying may unlink or replace image files already in place (an existing key
+    /// changes, or a reconciliation deletes): a later page must not copy from those meanwhile.
+    var mayRemoveImages = false
+    /// The entries of the pages held, applied or not: the batch commits once they reach
+    /// `commitEvery`.
+    var entries = 0
+    /// The last page held: its `through_seq` (and the holds) give the batch's checkpoint.
+    var lastPage: ManifestPage?
+    /// Temporaries of this batch, removed once it is committed or abandoned.
+    var staged: [StagedImage] = []
+
+    /// One transaction's worth, as the committer writes it.
+    struct Sealed {
+        var records: [IncomingRecord]
+        var checkpoint: CheckpointUpdate?
+        var reconcile: ReconcileStep?
+        var throughSeq: Int64
+        var keys: Set<ItemKey>
+        var mayRemoveImages: Bool
+        var staged: [StagedImage]
+    }
+
+    /// Adds one page's records, checked and with their images; `local` is this store's rows of
+    /// the page's keys. Returns how many items they insert, update or delete here.
+    mutating func add(_ incoming: [IncomingRecord], local: [ItemKey: Item]) -> Int {
+        records += incoming
+        var items = 0
+        for record in incoming {
+            keys.insert(record.item.key)
+            imageBytes += record.image?.ref.size ?? 0
+            let liveHere = local[record.item.key].map { !$0.deleted } ?? false
+            if liveHere, local[record.item.key]?.image != nil { mayRemoveImages = true }
+            // A tombstone for a key this store never had live records a deletion, not an item.
+            if !record.item.deleted || liveHere { items += 1 }
+        }
+        return items
+    }
+
+    /// Adds a page's part in a reconciliation, which may delete items with images.
+    mutating func add(_ step: ReconcileStep) {
+        reconcile = reconcile.map { $0.followed(by: step) } ?? step
+        mayRemoveImages = true
+    }
+
+    /// The transaction, with `checkpoint` (for its last page); nil when no page is held.
+    func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
+        guard let lastPage else { return nil }
+        return Sealed(
+            records: records, checkpoint: checkpoint, reconcile: reconcile,
+            throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged)
+    }
+}

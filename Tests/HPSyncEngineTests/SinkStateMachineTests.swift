@@ -1,0 +1,249 @@
+import HPSyncCrypto
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// The sink's decisions without I/O: when it commits, what it waits for, what the deletion
+/// guard lets through, and where the checkpoint and `first_held_seq` stay.
+@Suite struct SinkStateMachineTests {
+    static let origin = NodeID(certificateDER: [7])
+    static let sourceStore = StoreID.random()
+
+    static func version(_ milliseconds: UInt64) -> Version {
+        Version(stamp: VersionStamp(milliseconds: milliseconds), origin: origin)
+    }
+
+    static func item(_ key: ItemKey, at milliseconds: UInt64, deleted: Bool = false) -> Item {
+        deleted
+            ? Item.tombstone(key: key, version: version(milliseconds))
+            : Item(key: key, name: "item", dateCreatedMilliseconds: 1, version: version(milliseconds))
+    }
+
+    static func entry(_ item: Item, seq: Int64) -> ManifestEntry {
+        ManifestEntry(key: item.key, version: item.version, deleted: item.deleted, seq: seq)
+    }
+
+    /// Pages of `items`, `perPage` entries each, seqs from 1.
+    static func pages(_ items: [Item], perPage: Int) -> [ManifestPage] {
+        let entries = items.enumerated().map { entry($0.element, seq: Int64($0.offset + 1)) }
+        let chunks = entries.chunked(perPage)
+        return chunks.enumerated().map { index, chunk in
+            ManifestPage(entries: Array(chunk), throughSeq: chunk.last!.seq, isFinal: index == chunks.count - 1)
+        }
+    }
+
+    /// Plays the session's part against fakes: the store's rows, the source's records, and a
+    /// committer that ends a batch only when asked to wait.
+    struct Driver {
+        var machine: SinkStateMachine
+        var local: [ItemKey: Item] = [:]
+        var source: [ItemKey: Item] = [:]
+        var liveItems = 0
+        /// Each batch handed over, and whether the machine waited for it.
+        var commits: [(batch: PendingBatch.Sealed, wait: Bool)] = []
+        var inFlight: PendingBatch.Sealed?
+        var reads: [[ItemKey]] = []
+
+        init(_ configuration: SinkStateMachine.Configuration) {
+            machine = SinkStateMachine(configuration)
+        }
+
+        /// Feeds one page and performs what the machine asks until its PageDone; returns it.
+        mutating func feed(_ page: ManifestPage) throws -> Message {
+            var pageDone: Message?
+            var action = try machine.received(.message(.manifestPage(page)))
+            while true {
+                switch action {
+                case .receive, .finished:
+                    return try #require(pageDone)
+                case .lookUpReconciliation:
+                    action = machine.reconciliationLookedUp(nil)
+                case .countLiveItems:
+                    action = machine.liveItemsCounted(liveItems)
+                case .commit(let batch, let wait):
+                    if let batch {
+                        endInFlight()
+                        inFlight = batch
+                        commits.append((batch, wait))
+                    }
+                    if wait { endInFlight() }
+                    action = machine.proceed()
+                case .waitForCommit:
+                    endInFlight()
+                    action = machine.proceed()
+                case .pollCommit:
+                    action = machine.proceed()
+                case .readLocal(let keys):
+                    reads.append(keys)
+                    action = machine.localRead(local.filter { keys.contains($0.key) })
+                case .fetchRecords(let keys):
+                    action = try machine.received(.message(.records(keys.compactMap { source[$0] })))
+                case .sendPageDone(let message):
+                    pageDone = message
+                    action = machine.pageDoneSent()
+                case .fail(let error):
+                    throw error
+                case .previewReconciliation, .countReconciliationVictims, .locateImages, .fetchImages, .stageImage,
+                    .writeChunk, .stageCopies:
+                    Issue.record("unexpected action \(action)")
+                    return try #require(pageDone)
+                }
+            }
+        }
+
+        /// The committer ends the batch in flight: the store now holds its records.
+        mutating func endInFlight() {
+            guard let batch = inFlight else { return }
+            inFlight = nil
+            for record in batch.records { local[record.item.key] = record.item }
+            machine.batchCommitted(BatchCommitter.Committed(throughSeq: batch.throughSeq, outcome: ApplyOutcome()))
+        }
+    }
+
+    static func durableSeq(_ message: Message) -> Int64? {
+        guard case .pageDone(_, _, let durable, _, _) = message else { return nil }
+        return durable
+    }
+
+    @Test func version2GathersPagesUntilTheBatchIsFullAndWaitsOnlyAtTheEnd() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.commitEvery = 4
+        var driver = Driver(configuration)
+        let items = (0..<5).map { _ in Self.item(.random(), at: 10, deleted: true) }
+        let pages = Self.pages(items, perPage: 2)
+
+        #expect(Self.durableSeq(try driver.feed(pages[0])) == 0)
+        #expect(driver.commits.isEmpty)
+        // The second page fills the batch: it goes to the committer, and the sink asks for
+        // the next page without waiting.
+        #expect(Self.durableSeq(try driver.feed(pages[1])) == 0)
+        #expect(driver.commits.map(\.batch.records.count) == [4])
+        #expect(driver.commits.map(\.wait) == [false])
+        #expect(driver.commits[0].batch.throughSeq == 4)
+        // The final page needs everything durable.
+        #expect(Self.durableSeq(try driver.feed(pages[2])) == 5)
+        #expect(driver.commits.map(\.wait) == [false, true])
+        #expect(driver.machine.state.isFinished)
+    }
+
+    @Test func version1CommitsEveryPageAndWaits() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 1
+        var driver = Driver(configuration)
+        let pages = Self.pages((0..<4).map { _ in Self.item(.random(), at: 10, deleted: true) }, perPage: 2)
+        for page in pages { _ = try driver.feed(page) }
+        #expect(driver.commits.map(\.wait) == [true, true])
+        #expect(driver.commits.map(\.batch.throughSeq) == [2, 4])
+    }
+
+    @Test func aKeyChangedAgainMeetsItsFirstChangeInTheDatabase() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        var driver = Driver(configuration)
+        let key = ItemKey.random()
+        let first = ManifestPage(
+            entries: [Self.entry(Self.item(key, at: 10, deleted: true), seq: 1)], throughSeq: 1, isFinal: false)
+        let again = ManifestPage(
+            entries: [Self.entry(Self.item(key, at: 20, deleted: true), seq: 2)], throughSeq: 2, isFinal: true)
+        _ = try driver.feed(first)
+        #expect(driver.commits.isEmpty)
+        _ = try driver.feed(again)
+        // The held page was committed (and waited for) before the key was read again.
+        #expect(driver.commits.count == 2)
+        #expect(driver.commits[0].wait)
+        #expect(driver.commits[0].batch.keys == [key])
+        #expect(driver.local[key]?.version == Self.version(20))
+    }
+
+    @Test func recordsTheSourceSendsAreFetchedAndHeld() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        var driver = Driver(configuration)
+        let items = (0..<3).map { _ in Self.item(.random(), at: 10) }
+        for item in items { driver.source[item.key] = item }
+        _ = try driver.feed(Self.pages(items, perPage: 3)[0])
+        #expect(Set(driver.commits[0].batch.records.map(\.item.key)) == Set(items.map(\.key)))
+        #expect(driver.machine.report.recordsTransferred == 3)
+        #expect(driver.machine.receivedItems == 3)
+    }
+
+    @Test func theDeletionGuardStopsBeforeThePageThatWouldTripIt() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.deletionGuard = (MassDeleteGuard(maxDelete: 2), "peer")
+        var driver = Driver(configuration)
+        let live = (0..<3).map { _ in Self.item(.random(), at: 10) }
+        for item in live { driver.local[item.key] = item }
+        driver.liveItems = 100
+        let deletions = live.map { Self.item($0.key, at: 20, deleted: true) }
+        let pages = Self.pages(deletions, perPage: 2)
+
+        _ = try driver.feed(pages[0])
+        #expect(driver.machine.budget?.counted == 2)
+        #expect(driver.commits.isEmpty)
+        #expect(throws: MassDeleteRefused.self) { try driver.feed(pages[1]) }
+        // What came before the page that trips the guard is committed, and nothing of it.
+        #expect(driver.commits.count == 1)
+        #expect(driver.commits[0].wait)
+        #expect(driver.commits[0].batch.throughSeq == 2)
+        #expect(driver.local[live[2].key]?.deleted == false)
+    }
+
+    @Test func aRefusedEntryHoldsTheCheckpointAndIsNamedInPageDone() throws {
+        let refused = Self.item(.random(), at: 99, deleted: true)
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = ProtocolLimits.heldEntriesVersion
+        configuration.commitEvery = 1
+        configuration.checkpoint = (Self.sourceStore, .pull)
+        configuration.clockGuard = { $0 == refused.version ? "stamped ahead" : nil }
+        var driver = Driver(configuration)
+        let items = [Self.item(.random(), at: 10, deleted: true), refused, Self.item(.random(), at: 10, deleted: true)]
+        let pages = Self.pages(items + [Self.item(.random(), at: 10, deleted: true)], perPage: 3)
+
+        let first = try driver.feed(pages[0])
+        guard case .pageDone(let through, _, _, let firstHeld, let refusals) = first else {
+            Issue.record("no PageDone")
+            return
+        }
+        #expect(through == 3)
+        #expect(firstHeld == 2)
+        #expect(refusals == [PageRefusal(key: refused.key, reason: "stamped ahead")])
+        #expect(driver.commits[0].batch.checkpoint?.seq == 1)
+        #expect(!driver.commits[0].batch.keys.contains(refused.key))
+        // Later pages do not move the checkpoint past the entry held.
+        let second = try driver.feed(pages[1])
+        guard case .pageDone(_, _, _, let stillHeld, let none) = second else {
+            Issue.record("no PageDone")
+            return
+        }
+        #expect(stillHeld == 2)
+        #expect(none.isEmpty)
+        #expect(driver.commits[1].batch.checkpoint?.seq == 1)
+    }
+
+    @Test func aSourceAnnouncingTooManyDeletionsGetsAPreview() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.checkpoint = (Self.sourceStore, .pull)
+        configuration.applyIf = { $0 < 5 }
+        var driver = Driver(configuration)
+        var page = Self.pages((0..<2).map { _ in Self.item(.random(), at: 10, deleted: true) }, perPage: 2)[0]
+        page.tombstonesAhead = 5
+        let pageDone = try driver.feed(page)
+        #expect(driver.machine.report.dryRun)
+        #expect(driver.commits.isEmpty)
+        #expect(driver.machine.report.tombstonesRecorded == 2)
+        // Nothing to apply is applied: the preview says so.
+        #expect(Self.durableSeq(pageDone) == 2)
+    }
+}
+
+extension SinkStateMachine.State {
+    var isFinished: Bool {
+        if case .finished = self { return true }
+        return false
+    }
+}
