@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync clock`: this machine's clock against the store's high-water mark, and the recovery

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync peer add NAME NODE-ID [--address HOST[:PORT]] [--allow read|read-write]`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync peer set NAME [--address HOST[:PORT] | --clear-address] [--allow read|read-write]`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync trash list|restore|purge`: the versions pulls deleted or overwrote.

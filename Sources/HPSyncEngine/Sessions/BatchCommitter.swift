@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// Commits a sink's batches on a thread of its own, one at a time and in the order given, so

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// One manifest page's part in a full reconciliation, committed with the page (`applyRemote`).
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// The image journal: how a committed row and the file named by its key are kept in step.
 ///

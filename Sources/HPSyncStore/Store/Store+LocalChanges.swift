@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// Changes made on this node: each is one transaction, with the next stamp and seq and this
 /// node as origin.

@@ -2,6 +2,7 @@ import CHPSyncSQLite
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 import Logging
 
 /// A node's inventory: items, tombstones and images in one directory, shared safely by every

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// Tunables of one opened store.
 public struct StoreConfiguration: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Applying versions made elsewhere (a peer, an import) by the merge rule.
 extension Store {

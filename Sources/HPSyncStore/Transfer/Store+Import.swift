@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Reading an export back in through the merge rule, so re-importing changes nothing.
 extension Store {

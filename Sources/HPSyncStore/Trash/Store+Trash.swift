@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// A version a pull or a received push deleted or overwrote, as `hp-sync trash list` shows it.
 public struct TrashEntry: Sendable, Equatable {
