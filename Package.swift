@@ -47,7 +47,8 @@ let package = Package(
                 "HPSyncModel",
                 "HPSyncCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // SQLite's C API (the raw statements of the hot paths, the WAL option GRDB does not
+                // set) through this one module, never GRDB's GRDBSQLite beside it.
                 "CHPSyncSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
