@@ -91,9 +91,11 @@ import Testing
         let store: Store
         let lamp: Item
         let photo = Fixtures.jpeg(9)
+        /// Set, the store crashes after a commit, before its image is renamed into place.
+        let crash = Locked(false)
 
         init() throws {
-            store = try Fixtures.makeStore(dir)
+            store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
             lamp = try store.add(
                 ItemDraft(
                     name: "Lamp", serialNumber: "L-1", valueInDollars: 20, dateCreatedMilliseconds: 1_234_567_890_123,
@@ -147,7 +149,7 @@ import Testing
 
     @Test func aCrashAfterTheRestoreCommittedIsRolledForwardOnOpen() throws {
         let f = try Overwritten()
-        f.store.hooks.set(TestHooks(afterCommitBeforeFinalize: { throw SimulatedCrash() }))
+        f.crash.set(true)
         #expect(throws: SimulatedCrash.self) { try f.store.restoreFromTrash(key: f.lamp.key) }
         let committed = try #require(try f.store.item(f.lamp.key))
         #expect(committed.name == "Lamp" && committed.image == Fixtures.ref(f.photo))

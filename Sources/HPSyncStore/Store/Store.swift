@@ -18,7 +18,6 @@ public final class Store: Sendable {
     let database: DatabasePool
     let images: ImageDirectory
     private let currentNodeID: Locked<NodeID>
-    let hooks = Locked(TestHooks())
     /// When set, versions that applied remote records replace go to the trash (see Store+Trash).
     let keepsReplacedVersions = Locked(false)
 

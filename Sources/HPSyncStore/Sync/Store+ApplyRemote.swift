@@ -31,7 +31,7 @@ extension Store {
         let originals = Set(records.compactMap { $0.image?.tempName })
         defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
         try records.forEach(validateIncoming)
-        try hooks.get().beforeApply?()
+        try configuration.testHooks.beforeApply?()
         // The journal may name a temporary only once its bytes are on disk.
         for record in records { try record.image?.durability.wait() }
 
