@@ -36,7 +36,7 @@ final class SinkSession {
         /// How a refusal names this node ("this node"; a server: "this server").
         var me = "this node"
         /// Whether the live versions the session deletes or overwrites go to the trash; nil
-        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        /// keeps none.
         var keepReplaced: Bool?
     }
 

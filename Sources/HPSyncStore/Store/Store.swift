@@ -18,8 +18,6 @@ public final class Store: Sendable {
     let database: DatabasePool
     let images: ImageDirectory
     private let currentNodeID: Locked<NodeID>
-    /// When set, versions that applied remote records replace go to the trash (see Store+Trash).
-    let keepsReplacedVersions = Locked(false)
 
     static let databaseName = "store.sqlite"
 

@@ -15,10 +15,10 @@ extension Store {
     /// part in a full reconciliation, committed in the same transaction.
     ///
     /// `keepReplaced` says whether the live versions this batch deletes or overwrites go to the
-    /// trash (a pull and a push receiver alike); nil leaves it to `keepReplacedVersions(_:)`.
+    /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
     public func applyRemote(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
-        keepReplaced: Bool? = nil
+        keepReplaced: Bool = false
     ) throws -> ApplyOutcome {
         try applyBatch(
             records, checkpoint: checkpoint, clockGuard: true, reconcile: reconcile, keepReplaced: keepReplaced)
@@ -26,7 +26,7 @@ extension Store {
 
     func applyBatch(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, clockGuard: Bool, reconcile: ReconcileStep? = nil,
-        keepReplaced: Bool? = nil
+        keepReplaced: Bool = false
     ) throws -> ApplyOutcome {
         let originals = Set(records.compactMap { $0.image?.tempName })
         defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
@@ -57,7 +57,6 @@ extension Store {
         var superseded: [String] = []
         var unlinkKeys: [ItemKey] = []
         var missingImages: [ItemKey] = []
-        let keepReplaced = keepReplaced ?? keepsReplacedVersions.get()
         try write { db in
             var changeClock = try ChangeClock(db, now: now)
             var journaledHere: [(key: ItemKey, temp: String)] = []

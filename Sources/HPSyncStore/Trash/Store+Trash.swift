@@ -27,11 +27,6 @@ public struct TrashEntry: Sendable, Equatable {
 extension Store {
     var trashDirectory: URL { directory.appendingPathComponent("trash", isDirectory: true) }
 
-    /// Keeps (or stops keeping) the versions that `applyRemote` deletes or overwrites.
-    public func keepReplacedVersions(_ keep: Bool) {
-        keepsReplacedVersions.set(keep)
-    }
-
     /// Called inside `applyRemote`'s transaction for a live local version about to be replaced.
     func trash(_ db: Database, _ local: ItemRecord, deleted: Bool, now: UInt64) throws {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
