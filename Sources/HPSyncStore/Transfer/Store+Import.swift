@@ -86,7 +86,8 @@ extension Store {
             throw error
         }
         do {
-            var changes = try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+            var changes = try RemoteApply(store: self, records: records, options: .init(clockGuard: false)).run()
+                .changeSet
             changes.imagesRefused = refused
             return changes
         } catch StoreError.invalidRecord(let key, let reason) {
