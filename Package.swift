@@ -36,12 +36,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Plain value types (keys, items, versions, peers) that the store and the wire both speak.
+        .target(
+            name: "HPSyncModel",
+            dependencies: ["HPSyncCrypto"]
+        ),
         .target(
             name: "HPSyncStore",
             dependencies: [
+                "HPSyncModel",
                 "HPSyncCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // SQLite's C API (the raw statements of the hot paths, the WAL option GRDB does not
+                // set) through this one module, never GRDB's GRDBSQLite beside it.
                 "CHPSyncSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -49,7 +56,7 @@ let package = Package(
         .target(
             name: "HPSyncProtocol",
             dependencies: [
-                "HPSyncStore",
+                "HPSyncModel",
                 "HPSyncCrypto",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
@@ -58,6 +65,7 @@ let package = Package(
         .target(
             name: "HPSyncEngine",
             dependencies: [
+                "HPSyncModel",
                 "HPSyncStore",
                 "HPSyncProtocol",
                 "HPSyncCrypto",
@@ -67,6 +75,7 @@ let package = Package(
         .target(
             name: "HPSyncWeb",
             dependencies: [
+                "HPSyncModel",
                 "HPSyncStore",
                 "HPSyncCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -83,6 +92,7 @@ let package = Package(
                 "HPSyncEngine",
                 "HPSyncWeb",
                 "HPSyncProtocol",
+                "HPSyncModel",
                 "HPSyncStore",
                 "HPSyncCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -106,6 +116,7 @@ let package = Package(
             name: "HPSyncStoreTests",
             dependencies: [
                 "HPSyncStore",
+                "HPSyncModel",
                 "HPSyncCrypto",
                 // Core Data fixtures (Tests/HPSyncStoreTests/Homepwner) are SQLite files written with GRDB.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -115,20 +126,20 @@ let package = Package(
         .testTarget(
             name: "HPSyncProtocolTests",
             dependencies: [
-                "HPSyncProtocol", "HPSyncStore", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "HPSyncProtocol", "HPSyncModel", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(
             name: "HPSyncEngineTests",
             dependencies: [
-                "HPSyncEngine", "HPSyncStore", "HPSyncProtocol", "HPSyncCrypto",
+                "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncProtocol", "HPSyncCrypto",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "HPSyncWebTests",
             dependencies: [
-                "HPSyncWeb", "HPSyncStore",
+                "HPSyncWeb", "HPSyncStore", "HPSyncModel",
                 // One test holds the store's write lock as another process would.
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -147,7 +158,7 @@ let package = Package(
             // The hostile-input suite crafts raw frames with the generated protobuf types; a few
             // tests prepare a store through HPSyncStore for what the CLI cannot make on demand.
             dependencies: [
-                "HPSyncCrypto", "HPSyncProtocol", "HPSyncStore",
+                "HPSyncCrypto", "HPSyncProtocol", "HPSyncModel", "HPSyncStore",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]

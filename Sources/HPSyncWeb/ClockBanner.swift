@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 import Hummingbird
 

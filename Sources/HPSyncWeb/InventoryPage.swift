@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// What the inventory page was asked for: the store query plus grid or table.

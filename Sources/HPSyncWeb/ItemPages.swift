@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// Homepwner's detail view, its "new item" form with the photo picker, its delete sheet, and the

@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// The insurance report: every live item with its photo, name, serial, value and date, and the

@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// What `hp-sync status` knows, for the page: counts, each peer's last pull and push, how stale,

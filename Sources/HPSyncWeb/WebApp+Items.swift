@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 import HTTPTypes
 import Hummingbird

@@ -16,6 +16,7 @@
 // follow the rewrite): mutated image bytes then still reach the successful apply path.
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import Logging

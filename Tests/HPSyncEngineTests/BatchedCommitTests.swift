@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import Testing
 
@@ -108,7 +109,16 @@ import Testing
     /// ("image was not staged" when the image went back to the one the old row names).
     @Test func aKeyInTheBatchStillCommittingWaitsForIt() throws {
         let a = try TestNode("a")
-        let b = try TestNode("b")
+        // Before each batch of remote records b applies, while armed.
+        let slowOnce = Locked(true)
+        let armed = Locked(false)
+        var configuration = StoreConfiguration()
+        configuration.testHooks.beforeApply = {
+            guard armed.get(), slowOnce.get() else { return }
+            slowOnce.set(false)
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        let b = try TestNode("b", configuration: configuration)
         try a.allow(b)
         let first = try a.add("changes twice", image: jpeg(1))
         let others = try (0..<4_500).map { try a.add("item \($0)") }
@@ -119,14 +129,8 @@ import Testing
         // (with that image fetched) takes its time to commit. The image goes back to the old one
         // when page 2 arrives, so the key comes again on the last page, while that batch is in
         // flight and the key's committed row still names the old image.
-        let slowOnce = Locked(true)
-        b.store.hooks.set(
-            TestHooks(beforeApply: {
-                guard slowOnce.get() else { return }
-                slowOnce.set(false)
-                Thread.sleep(forTimeInterval: 0.5)
-            }))
-        defer { b.store.hooks.set(TestHooks()) }
+        armed.set(true)
+        defer { armed.set(false) }
         var options = SyncClient.Options()
         options.commitEvery = 4_000
         let (report, changedBack) = try Self.pull(b, from: a, options: options, onPage: 2) {

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import Testing
@@ -51,8 +52,7 @@ import Testing
     @Test func aStaleClientGetsAFullListingAndTrashesWhatWasCollected() throws {
         let f = try Collected()
         let made = try f.b.add("made here, newer than the horizon")
-        f.b.store.keepReplacedVersions(true)
-        let report = try Sync.pull(f.b, from: f.a)
+        let report = try Self.pullKeepingReplaced(f.b, from: f.a)
         #expect(report.reconcileHorizon == Int64(f.horizon.stamp.milliseconds))
         #expect(report.reconciled.kept == f.gone.map(\.rawValue))
         #expect(report.deleted.kept == f.gone.map(\.rawValue), "counted as deleted")
@@ -127,11 +127,11 @@ import Testing
         let f = try Collected(count: 1500, deleted: 1) { a, items in
             for key in items[500..<1500] { _ = try a.store.edit(key, ItemEdit(valueInDollars: 2)) }
         }
-        f.b.store.keepReplacedVersions(true)
         #expect(throws: ProtocolError.self) {
             try Sync.session(f.b, f.a, .pipe) { channel in
                 var options = SyncClient.Options()
                 options.commitEvery = 1_000  // commit each page, so the break leaves one applied
+                options.keepReplaced = true
                 return try SyncClient(store: f.b.store, logger: quietLogger).pull(
                     over: ObservingChannel.cut(channel, after: 1, of: Self.isPage), serverNodeID: f.a.nodeID,
                     peerName: "a",
@@ -145,7 +145,7 @@ import Testing
         let checkpoint = try f.b.store.checkpoint(peerStore: f.a.store.storeID, direction: .pull)
         #expect(checkpoint >= f.horizon.seq, "the resumed session continues without the field")
 
-        let resumed = try Sync.pull(f.b, from: f.a)
+        let resumed = try Self.pullKeepingReplaced(f.b, from: f.a)
         #expect(resumed.reconcileHorizon == Int64(f.horizon.stamp.milliseconds), "the stored horizon")
         #expect(resumed.reconciled.kept == [f.gone[0].rawValue])
         #expect(try f.b.store.item(f.gone[0])?.deleted == true)
@@ -285,5 +285,18 @@ import Testing
             $0
         }
         return try #require(answer)
+    }
+
+    /// `Sync.pull` with the trash policy of `--keep-deleted`: what the pull replaces is kept.
+    static func pullKeepingReplaced(_ client: TestNode, from server: TestNode) throws -> SyncReport {
+        try Sync.session(client, server, .pipe) { channel in
+            var options = SyncClient.Options()
+            options.commitEvery = SinkSession.Batch.entries
+            options.keepReplaced = true
+            return try SyncClient(store: client.store, logger: quietLogger).pull(
+                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+        } wrap: {
+            $0
+        }
     }
 }

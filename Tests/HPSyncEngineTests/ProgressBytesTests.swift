@@ -1,4 +1,5 @@
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import HPSyncCrypto
-import HPSyncStore
+import HPSyncModel
 import SwiftProtobuf
 import Testing
 

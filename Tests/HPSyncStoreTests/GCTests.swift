@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import Testing
 
 @testable import HPSyncStore
@@ -89,10 +90,9 @@ import Testing
 
     @Test func gcLeavesTheTrashAlone() throws {
         let f = try Fixture()
-        f.store.keepReplacedVersions(true)
         f.clock.set(GCTests.start + 102 * GCTests.day)
         let remote = Fixtures.remoteItem(f.live, stamp: f.stamp(day: 101).rawValue, deleted: true)
-        _ = try f.store.applyRemote([IncomingRecord(item: remote)], checkpoint: nil)
+        _ = try f.store.applyRemote([IncomingRecord(item: remote)], checkpoint: nil, keepReplaced: true)
         #expect(try f.store.trashEntries().count == 1)
         f.clock.set(GCTests.start + 400 * GCTests.day)
         let outcome = try f.store.collectGarbage(before: f.stamp(day: 300))
@@ -107,7 +107,6 @@ import Testing
         let dir = TempDirectory()
         let clock = ManualClock(Self.start)
         let store = try Fixtures.makeStore(dir, clock: clock)
-        store.keepReplacedVersions(true)
         let listed = try store.add(ItemDraft(name: "still at the source")).key
         let gone = try store.add(ItemDraft(name: "deleted at the source", imageFile: dir.file("a", Fixtures.jpeg())))
             .key
@@ -122,12 +121,13 @@ import Testing
                 isFinal: final)
         }
         let first = try store.applyRemote(
-            [], checkpoint: nil, reconcile: step([listed], horizon: horizon, first: true, final: false))
+            [], checkpoint: nil, reconcile: step([listed], horizon: horizon, first: true, final: false),
+            keepReplaced: true)
         #expect(first.deleted.isEmpty)
         #expect(try store.reconciliationInProgress(source: source) == horizon)
 
         let last = try store.applyRemote(
-            [], checkpoint: nil, reconcile: step([], horizon: horizon, first: false, final: true))
+            [], checkpoint: nil, reconcile: step([], horizon: horizon, first: false, final: true), keepReplaced: true)
         #expect(last.deleted == [gone])
         #expect(last.reconciled == [gone])
         let tombstone = try #require(try store.item(gone))

@@ -20,9 +20,10 @@ struct ImageSafetyTests {
 
     @Test func crashAfterTempWrittenLeavesOnlyAnOrphanThatIsSwept() throws {
         let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir)
+        let crash = Locked(false)
+        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterTempWritten, while: crash))
         let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
-        store.hooks.set(TestHooks(afterTempWritten: { throw SimulatedCrash() }))
+        crash.set(true)
         #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", Fixtures.jpeg(2))) }
         #expect(try store.item(item.key) == item)
         #expect(Fixtures.imageFiles(store).contains { $0.hasPrefix(".tmp-") })
@@ -34,9 +35,10 @@ struct ImageSafetyTests {
 
     @Test func crashAfterCommitIsRolledForwardOnOpen() throws {
         let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir)
+        let crash = Locked(false)
+        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
-        store.hooks.set(TestHooks(afterCommitBeforeFinalize: { throw SimulatedCrash() }))
+        crash.set(true)
         #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", Fixtures.jpeg(2))) }
         #expect(try store.item(item.key)?.image == Fixtures.ref(Fixtures.jpeg(2)))
         let before = try store.verify(repair: false)
@@ -50,12 +52,12 @@ struct ImageSafetyTests {
 
     @Test func verifyRepairRollsForwardToo() throws {
         let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir)
-        store.hooks.set(TestHooks(afterCommitBeforeFinalize: { throw SimulatedCrash() }))
+        let crash = Locked(true)
+        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         #expect(throws: SimulatedCrash.self) {
             try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
         }
-        store.hooks.set(TestHooks())
+        crash.set(false)
         #expect(try !store.verify(repair: false).isClean)
         let repaired = try store.verify(repair: true)
         #expect(repaired.isClean)
@@ -165,5 +167,17 @@ struct ImageSafetyTests {
         #expect(try store.verify(repair: true).mismatchedImages == [item.key])
         try FileManager.default.removeItem(at: store.imageFileURL(for: item.key))
         #expect(try store.verify(repair: false).missingImages == [item.key])
+    }
+}
+
+extension StoreConfiguration {
+    /// The tests' configuration, with a `SimulatedCrash` thrown at `point` while `crash` is set
+    /// (hooks come with the configuration a store is opened with).
+    static func crashing(
+        _ point: WritableKeyPath<TestHooks, (@Sendable () throws -> Void)?>, while crash: Locked<Bool>
+    ) -> StoreConfiguration {
+        var configuration = Fixtures.configuration
+        configuration.testHooks[keyPath: point] = { if crash.get() { throw SimulatedCrash() } }
+        return configuration
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import Testing
 
 @testable import HPSyncStore
@@ -12,15 +13,13 @@ import Testing
         let photo = Fixtures.jpeg(7)
         let sofa = try store.add(ItemDraft(name: "Sofa", valueInDollars: 900, imageFile: dir.file("sofa.jpg", photo)))
         let lamp = try store.add(ItemDraft(name: "Lamp", serialNumber: "L-1", valueInDollars: 20))
-        store.keepReplacedVersions(true)
         _ = try store.applyRemote(
             [
                 IncomingRecord(
                     item: Fixtures.remoteItem(sofa.key, stamp: sofa.version.stamp.rawValue + 1, deleted: true)),
                 IncomingRecord(
                     item: Fixtures.remoteItem(lamp.key, name: "Lamp v2", stamp: lamp.version.stamp.rawValue + 1)),
-            ], checkpoint: nil)
-        store.keepReplacedVersions(false)
+            ], checkpoint: nil, keepReplaced: true)
         #expect(try store.item(sofa.key)?.deleted == true)
         #expect(Fixtures.imageFiles(store).isEmpty, "the live image went with the delete")
 
@@ -50,10 +49,9 @@ import Testing
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1, deleted: true))],
             checkpoint: nil)
         #expect(try store.trashEntries().isEmpty)
-        store.keepReplacedVersions(true)
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(a.key, stamp: a.version.stamp.rawValue + 1, deleted: true))],
-            checkpoint: nil)
+            checkpoint: nil, keepReplaced: true)
         let trash = store.directory.appendingPathComponent("trash")
         #expect(try FileManager.default.contentsOfDirectory(atPath: trash.path).count == 1)
         #expect(try store.purgeTrash(olderThanMilliseconds: 60_000) == 0)
@@ -64,9 +62,9 @@ import Testing
         #expect(throws: StoreError.notInTrash(a.key.rawValue)) { try store.restoreFromTrash(key: a.key) }
     }
 
-    /// Issue 12 §3: the apply's own parameter decides (a server receiving a push passes it),
-    /// whatever the store-wide setting says.
-    @Test func theApplysParameterOverridesTheStoreSetting() throws {
+    /// Issue 12 §3: the apply's own parameter decides (a server receiving a push passes it); the
+    /// store has no setting of its own.
+    @Test func theApplysParameterDecides() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(3))))
@@ -75,11 +73,9 @@ import Testing
             [IncomingRecord(item: Fixtures.remoteItem(a.key, stamp: a.version.stamp.rawValue + 1, deleted: true))],
             checkpoint: nil, keepReplaced: true)
         #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(Fixtures.jpeg(3)))
-        store.keepReplacedVersions(true)
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1))],
             checkpoint: nil, keepReplaced: false)
-        store.keepReplacedVersions(false)
         #expect(try store.trashEntries(key: b.key).isEmpty)
     }
 
@@ -90,21 +86,21 @@ import Testing
         let store: Store
         let lamp: Item
         let photo = Fixtures.jpeg(9)
+        /// Set, the store crashes after a commit, before its image is renamed into place.
+        let crash = Locked(false)
 
         init() throws {
-            store = try Fixtures.makeStore(dir)
+            store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
             lamp = try store.add(
                 ItemDraft(
                     name: "Lamp", serialNumber: "L-1", valueInDollars: 20, dateCreatedMilliseconds: 1_234_567_890_123,
                     imageFile: dir.file("lamp.jpg", photo)))
-            store.keepReplacedVersions(true)
             _ = try store.applyRemote(
                 [
                     IncomingRecord(
                         item: Fixtures.remoteItem(lamp.key, name: "Lamp v2", stamp: lamp.version.stamp.rawValue + 1))
                 ],
-                checkpoint: nil)
-            store.keepReplacedVersions(false)
+                checkpoint: nil, keepReplaced: true)
         }
     }
 
@@ -127,13 +123,12 @@ import Testing
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let chair = try store.add(ItemDraft(name: "Chair", valueInDollars: 50))
-        store.keepReplacedVersions(true)
         _ = try store.applyRemote(
             [
                 IncomingRecord(
                     item: Fixtures.remoteItem(chair.key, name: "Chair v2", stamp: chair.version.stamp.rawValue + 1))
             ],
-            checkpoint: nil)
+            checkpoint: nil, keepReplaced: true)
         _ = try store.setImage(chair.key, from: dir.file("chair.jpg", Fixtures.jpeg(4)))
         let seq = try store.lastSeq
         let restored = try store.restoreFromTrash(key: chair.key)
@@ -146,7 +141,7 @@ import Testing
 
     @Test func aCrashAfterTheRestoreCommittedIsRolledForwardOnOpen() throws {
         let f = try Overwritten()
-        f.store.hooks.set(TestHooks(afterCommitBeforeFinalize: { throw SimulatedCrash() }))
+        f.crash.set(true)
         #expect(throws: SimulatedCrash.self) { try f.store.restoreFromTrash(key: f.lamp.key) }
         let committed = try #require(try f.store.item(f.lamp.key))
         #expect(committed.name == "Lamp" && committed.image == Fixtures.ref(f.photo))

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 import HTTPTypes
 import Hummingbird

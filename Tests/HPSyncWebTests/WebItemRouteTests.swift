@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 import HTTPTypes
 import Hummingbird

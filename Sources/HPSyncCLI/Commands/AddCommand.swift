@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync add`: adds an item and prints its key.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync export-homepwner DIR`: writes the inventory as a Homepwner Documents folder.

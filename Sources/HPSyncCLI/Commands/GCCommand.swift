@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync gc [--older-than 180d] [--force] [--dry-run]`: drops old tombstones.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync list`: all items as an aligned table with a totals line, or JSON.

@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync status --json`: what the text shows, for monitoring scripts.

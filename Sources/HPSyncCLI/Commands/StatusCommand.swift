@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync status [--check MAX_AGE]`: the store's identity and counts, and how fresh each

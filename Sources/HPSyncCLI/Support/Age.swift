@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 /// A duration option (`AgeText`: `90s`, `1h30m`, `2d`, `500ms`, `0`), parsed once by

@@ -1,4 +1,5 @@
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 /// The texts about a store's clock every command may print.

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// `--json` output: one JSON document on stdout, the text exactly as stored.

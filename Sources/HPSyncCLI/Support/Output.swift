@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import Logging
@@ -23,7 +24,7 @@ public final class SyncClient {
         /// deletions it really receives and stops before the page that would trip it.
         public var deletionGuard: MassDeleteGuard?
         /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
-        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        /// keeps none.
         public var keepReplaced: Bool?
         /// The highest protocol version to offer (tests play an older peer with it).
         var maxVersion = ProtocolLimits.maxVersion

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 
 /// The one string `hp-sync invite` prints and `hp-sync peer join` redeems (Protocol.md §5.6):

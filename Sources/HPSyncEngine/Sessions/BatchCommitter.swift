@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// Commits a sink's batches on a thread of its own, one at a time and in the order given, so
@@ -37,7 +38,7 @@ final class BatchCommitter: @unchecked Sendable {
                 defer { for image in batch.staged { image.discard() } }
                 let outcome = try store.applyRemote(
                     batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile,
-                    keepReplaced: keepReplaced)
+                    keepReplaced: keepReplaced ?? false)
                 return Committed(throughSeq: batch.throughSeq, outcome: outcome)
             }
             self.condition.lock()

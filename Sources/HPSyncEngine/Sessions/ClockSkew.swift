@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 /// Two nodes' wall clocks, as one told the other in its Hello, when they differ by more than

@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncStore
 
 extension ImageStaging {

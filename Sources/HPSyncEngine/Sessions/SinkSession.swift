@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import Logging
@@ -30,7 +31,7 @@ final class SinkSession {
         /// How a refusal names this node ("this node"; a server: "this server").
         var me = "this node"
         /// Whether the live versions the session deletes or overwrites go to the trash; nil
-        /// leaves it to the store's `keepReplacedVersions(_:)`.
+        /// keeps none.
         var keepReplaced: Bool?
     }
 

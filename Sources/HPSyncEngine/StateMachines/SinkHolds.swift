@@ -1,3 +1,4 @@
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 

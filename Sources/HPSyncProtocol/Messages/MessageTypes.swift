@@ -1,5 +1,5 @@
 import HPSyncCrypto
-import HPSyncStore
+import HPSyncModel
 
 /// What a client wants from a session: pull or push changes, or (version 2) join the server's
 /// peers by redeeming an invitation.
@@ -53,7 +53,7 @@ public struct HelloMessage: Equatable, Sendable {
 }
 
 /// One line of a manifest: the source's current version of a key and its change number.
-/// It is exactly the store's change-feed entry.
+/// It is exactly the change-feed entry, which the wire shares with the store (HPSyncModel).
 public typealias ManifestEntry = ChangeEntry
 
 /// A page of the source's change feed in ascending seq.

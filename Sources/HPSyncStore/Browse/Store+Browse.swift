@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// How a browsing client (the web app) orders items.
 public enum BrowseOrder: String, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// The Core Data edition's SQLite store (`store.data` or `items.data`): entity `BNRItem` in
 /// table `ZBNRITEM`, entity `BNRAssetType` in `ZBNRASSETTYPE`, dates as seconds since 2001.

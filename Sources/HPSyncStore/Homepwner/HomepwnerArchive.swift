@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// `items.archive`: an NSKeyedArchiver archive whose root is an array of items, `BNRItem` in
 /// the Objective-C editions and `Item` (archived as `Homepwner.Item`) in the Swift ones.

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 /// A Homepwner Documents folder, read and checked in full before anything is written: every
 /// data file any edition left there, the items they hold and the image file of each item.

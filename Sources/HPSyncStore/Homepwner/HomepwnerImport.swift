@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// How `importHomepwner` treats what the store has no field for, and whether it writes.
 public struct HomepwnerImportOptions: Sendable {
     /// What to do with the Core Data edition's asset type label.

@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// One item as an edition of the Homepwner app stored it, converted to the store's units.
 public struct HomepwnerItem: Equatable, Sendable {
     public var key: ItemKey

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// `items.plist`: the LootLogger edition's Codable `[Item]` through PropertyListEncoder (binary),
 /// whose `Date` is a plist date (seconds since 2001) and whose nil `serialNumber` is absent.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Importing a Homepwner Documents folder as local changes, and writing one back.
 extension Store {

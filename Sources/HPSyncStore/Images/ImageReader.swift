@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// A committed image file opened for sending: its size, and its bytes read in chunks through
 /// one caller-owned buffer (nothing is held in memory).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 #if canImport(Glibc)
     import Glibc

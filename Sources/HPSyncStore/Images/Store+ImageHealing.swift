@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// Healing: images the store names but does not hold intact, fetched again by digest.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// The image journal: how a committed row and the file named by its key are kept in step.
 ///
@@ -44,7 +45,7 @@ extension Store {
     /// drops. The next durable commit or checkpoint syncs it along.
     func finalizeImages(_ entries: [(key: ItemKey, temp: String)]) throws {
         guard !entries.isEmpty else { return }
-        try hooks.get().afterCommitBeforeFinalize?()
+        try configuration.testHooks.afterCommitBeforeFinalize?()
         try writeWithoutSync { db in
             for (key, tempName) in entries {
                 let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)

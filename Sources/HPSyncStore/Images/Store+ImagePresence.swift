@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 #if canImport(Glibc)
     import Glibc

@@ -1,25 +1,6 @@
 import Foundation
 import HPSyncCrypto
-
-/// Which way a sync session moves changes, as seen from this store.
-public enum SyncDirection: String, Sendable, Codable, CaseIterable {
-    case pull, push
-}
-
-/// One entry of the change feed: the current version of a key, as of `seq`.
-public struct ChangeEntry: Sendable, Hashable {
-    public var key: ItemKey
-    public var version: Version
-    public var deleted: Bool
-    public var seq: Int64
-
-    public init(key: ItemKey, version: Version, deleted: Bool, seq: Int64) {
-        self.key = key
-        self.version = version
-        self.deleted = deleted
-        self.seq = seq
-    }
-}
+import HPSyncModel
 
 /// What a batch of local changes or an import did.
 public struct ChangeSet: Sendable, Codable, Hashable {

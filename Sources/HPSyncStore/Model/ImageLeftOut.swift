@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// An image a transfer did not carry because its bytes were missing or not the record's: the
 /// record is kept, with the image recorded as missing, so nothing else is held back by it.
 public struct ImageLeftOut: Sendable, Hashable, Codable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// One row of `invitation`: a one-time secret's hash and what redeeming it grants.
 struct InvitationRecord: Codable, FetchableRecord, PersistableRecord {

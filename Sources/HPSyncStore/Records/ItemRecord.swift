@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// One row of `item`: the current version of a key, live or tombstone.
 struct ItemRecord: Codable, FetchableRecord, PersistableRecord {

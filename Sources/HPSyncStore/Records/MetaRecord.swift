@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// The single row of `meta`: this store's identity, clock high-water mark and last seq.
 struct MetaRecord: Codable, FetchableRecord, PersistableRecord {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// One row of `peer`: a trusted node.
 struct PeerRecord: Codable, FetchableRecord, PersistableRecord {

@@ -1,6 +1,6 @@
+import CHPSyncSQLite
 import Foundation
 import GRDB
-import GRDBSQLite
 
 /// A cached statement bound, stepped and read through SQLite's C API, for the hot paths where
 /// GRDB's `StatementArguments` and `Row` (existentials and a dictionary per row) cost more than

@@ -1,4 +1,5 @@
 import GRDB
+import HPSyncModel
 
 /// The hybrid logical clock and change counter of one write transaction.
 ///

@@ -1,4 +1,4 @@
-import GRDBSQLite
+import CHPSyncSQLite
 
 /// The SQLite library this process runs with (for `hp-sync --version` and bug reports).
 public enum SQLiteVersion {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// When this node's clock ran ahead and was then corrected, its hybrid-clock high-water mark
 /// stays in the future: every new edit is stamped there, and every peer refuses it until the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// Invitations: one-time secrets that let a node add itself to this store's peers.
 extension Store {

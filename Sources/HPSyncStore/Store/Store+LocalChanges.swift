@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// Changes made on this node: each is one transaction, with the next stamp and seq and this
 /// node as origin.
@@ -101,7 +102,7 @@ extension Store {
     func stageLocalImage(_ file: URL) throws -> (name: String, ref: ImageRef) {
         let staged = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: true)
         // A hook that throws here simulates a crash: the temporary stays behind for the sweep.
-        try hooks.get().afterTempWritten?()
+        try configuration.testHooks.afterTempWritten?()
         return staged
     }
 

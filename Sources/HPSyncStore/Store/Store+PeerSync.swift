@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// When each pull and push with each peer last succeeded or failed: what `status` shows and
 /// `status --check` alerts on.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// The peers this node trusts, pinned by node ID.
 extension Store {

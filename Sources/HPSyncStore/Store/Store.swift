@@ -2,6 +2,7 @@ import CHPSyncSQLite
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 import Logging
 
 /// A node's inventory: items, tombstones and images in one directory, shared safely by every
@@ -17,9 +18,6 @@ public final class Store: Sendable {
     let database: DatabasePool
     let images: ImageDirectory
     private let currentNodeID: Locked<NodeID>
-    let hooks = Locked(TestHooks())
-    /// When set, versions that applied remote records replace go to the trash (see Store+Trash).
-    let keepsReplacedVersions = Locked(false)
 
     static let databaseName = "store.sqlite"
 

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// Tunables of one opened store.
 public struct StoreConfiguration: Sendable {
@@ -11,6 +12,9 @@ public struct StoreConfiguration: Sendable {
     public var sweepAgeSeconds: Double
     /// How long a writer waits for another process's transaction before giving up.
     public var busyTimeoutSeconds: Double
+    /// Failure injection points for tests (`@testable`); none in production. Fixed for the life
+    /// of the opened store: a test that must crash only at one step arms its closure itself.
+    var testHooks = TestHooks()
 
     public init(
         maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes,

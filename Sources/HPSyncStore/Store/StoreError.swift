@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 /// Everything the store refuses or fails at, each with a message that says what to do.
 public enum StoreError: Error, CustomStringConvertible, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// Receiving image bytes before the records that name them are applied.
 extension Store {

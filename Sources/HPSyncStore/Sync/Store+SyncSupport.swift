@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// What the sync engine needs to see of a store's configuration and clock.
 extension Store {
     /// The clock guard: why a version made elsewhere is refused (stamped more than the allowed

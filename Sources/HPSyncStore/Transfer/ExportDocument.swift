@@ -1,4 +1,5 @@
 import HPSyncCrypto
+import HPSyncModel
 
 /// The JSON export format (`"format": "hp-sync-export", "version": 1`): lossless, so that
 /// importing it into any store reproduces keys, dates, digests, versions and tombstones.

@@ -1,4 +1,5 @@
 import HPSyncCrypto
+import HPSyncModel
 
 /// Writes export JSON by hand: Foundation's `JSONEncoder` does not keep key order on Linux, and
 /// an export must be byte-for-byte reproducible (and diffable: one item per line). Writes

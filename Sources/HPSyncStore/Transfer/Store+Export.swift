@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Writing the inventory out as JSON (lossless) or CSV (for spreadsheets).
 extension Store {

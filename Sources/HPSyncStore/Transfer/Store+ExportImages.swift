@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Reading an export back in through the merge rule, so re-importing changes nothing.
 extension Store {
@@ -85,7 +86,8 @@ extension Store {
             throw error
         }
         do {
-            var changes = try applyBatch(records, checkpoint: nil, clockGuard: false).changeSet
+            var changes = try RemoteApply(store: self, records: records, options: .init(clockGuard: false)).run()
+                .changeSet
             changes.imagesRefused = refused
             return changes
         } catch StoreError.invalidRecord(let key, let reason) {

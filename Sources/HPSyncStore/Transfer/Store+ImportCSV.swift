@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 /// Reading back a CSV export, typically after editing it in a spreadsheet.
 extension Store {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncCrypto
+import HPSyncModel
 
 /// A version a pull or a received push deleted or overwrote, as `hp-sync trash list` shows it.
 public struct TrashEntry: Sendable, Equatable {
@@ -26,12 +27,9 @@ public struct TrashEntry: Sendable, Equatable {
 extension Store {
     var trashDirectory: URL { directory.appendingPathComponent("trash", isDirectory: true) }
 
-    /// Keeps (or stops keeping) the versions that `applyRemote` deletes or overwrites.
-    public func keepReplacedVersions(_ keep: Bool) {
-        keepsReplacedVersions.set(keep)
-    }
-
-    /// Called inside `applyRemote`'s transaction for a live local version about to be replaced.
+    /// Keeps a live local version about to be replaced or deleted in the trash, inside the
+    /// caller's transaction (`RemoteApply` when the trash policy says so, a local delete with
+    /// `keepInTrash`).
     func trash(_ db: Database, _ local: ItemRecord, deleted: Bool, now: UInt64) throws {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
             let target = trashDirectory.appendingPathComponent(digest.hex)

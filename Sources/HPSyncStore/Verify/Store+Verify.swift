@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 /// Checking that the database and the image files agree.
 extension Store {

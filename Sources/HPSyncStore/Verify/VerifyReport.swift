@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// What `Store.verify` found and, with repair, what it fixed.
 public struct VerifyReport: Sendable, Hashable {
     /// Lines from SQLite's `integrity_check` other than "ok".

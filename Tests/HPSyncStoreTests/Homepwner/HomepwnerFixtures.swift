@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncModel
 
 @testable import HPSyncStore
 

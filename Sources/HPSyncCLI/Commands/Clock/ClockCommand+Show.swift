@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 extension ClockCommand {

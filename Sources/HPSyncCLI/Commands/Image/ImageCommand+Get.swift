@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 #if canImport(Glibc)

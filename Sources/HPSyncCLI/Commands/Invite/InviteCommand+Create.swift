@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HPSyncCrypto
 import HPSyncEngine
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 

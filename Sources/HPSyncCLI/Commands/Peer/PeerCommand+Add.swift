@@ -1,5 +1,6 @@
 import ArgumentParser
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 
 extension PeerCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HPSyncCrypto
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 import Logging
 

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 /// How `pull`, `push` and `sync` show a session's change set.

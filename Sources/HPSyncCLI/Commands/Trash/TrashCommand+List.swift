@@ -1,4 +1,5 @@
 import ArgumentParser
+import HPSyncModel
 import HPSyncStore
 
 extension TrashCommand {

@@ -38,6 +38,20 @@ public struct Invitation: Sendable, Hashable {
     public var usedAtMilliseconds: Int64?
     public var usedBy: NodeID?
 
+    /// An invitation as the store's row describes it.
+    package init(
+        digest: SHA256Digest, permission: PeerPermission, name: String?, createdAtMilliseconds: Int64,
+        expiresAtMilliseconds: Int64, usedAtMilliseconds: Int64? = nil, usedBy: NodeID? = nil
+    ) {
+        self.digest = digest
+        self.permission = permission
+        self.name = name
+        self.createdAtMilliseconds = createdAtMilliseconds
+        self.expiresAtMilliseconds = expiresAtMilliseconds
+        self.usedAtMilliseconds = usedAtMilliseconds
+        self.usedBy = usedBy
+    }
+
     /// The first 12 hex digits of the digest: enough to name it in `invite list` and `revoke`.
     public var shortID: String { String(digest.hex.prefix(12)) }
 }

@@ -96,7 +96,7 @@ extension ItemKey {
     /// Wraps text read back from this store's own database, which only ever stores canonical
     /// keys (every write goes through `init(_:)`); skips re-validation on hot read paths (the
     /// change feed reads 100,000 keys in well under 100 ms).
-    init(storedCanonical text: String) {
+    package init(storedCanonical text: String) {
         assert(Self.canonicalize(text) == text, "non-canonical key in the database: \(text)")
         self.rawValue = text
     }

@@ -1,0 +1,267 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+import HPSyncModel
+
+/// One batch of versions made elsewhere (a peer's records, an import) applied by the merge rule:
+/// records and options in, an `ApplyOutcome` out.
+///
+/// Everything one remote apply does is here, in the order it happens: the records are checked,
+/// their staged images linked and made durable; one transaction applies each record that beats
+/// the local version, keeps what it replaces in the trash when the caller's policy says so,
+/// journals the images, takes the page's step of a full reconciliation and saves the
+/// checkpoint; after the commit the images are renamed into place and the replaced ones
+/// unlinked. On a thrown error nothing is applied and the staged temporaries are removed.
+struct RemoteApply {
+    /// How a batch is applied; the caller decides each, the store has no setting of its own.
+    struct Options {
+        /// Where the session got to, committed with the batch.
+        var checkpoint: CheckpointUpdate?
+        /// Refuse records stamped too far ahead of this store's clock (a peer's records; an
+        /// import is the user's explicit choice of those versions).
+        var clockGuard = true
+        /// The page's part in a full reconciliation, committed in the same transaction.
+        var reconcile: ReconcileStep?
+        /// The trash policy: whether the live versions the batch deletes or overwrites (a pull
+        /// and a push receiver alike) go to the trash.
+        var keepReplaced = false
+    }
+
+    let store: Store
+    let records: [IncomingRecord]
+    let options: Options
+
+    /// Applies the batch; see the type's summary.
+    func run() throws -> ApplyOutcome {
+        let images = store.images
+        let originals = Set(records.compactMap { $0.image?.tempName })
+        defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
+        try records.forEach(validate)
+        try store.configuration.testHooks.beforeApply?()
+        // The journal may name a temporary only once its bytes are on disk.
+        for record in records { try record.image?.durability.wait() }
+
+        // Each use of a staged image gets its own hard link, so one staging can serve several keys.
+        var linked: [String?] = []
+        var unused = Set<String>()
+        defer { for name in unused { FileIO.unlinkIfPresent(images.tempPath(name)) } }
+        for record in records {
+            if let staged = record.image {
+                let name = try images.linkTemp(staged.tempName)
+                unused.insert(name)
+                linked.append(name)
+            } else {
+                linked.append(nil)
+            }
+        }
+        // The names too: the journal row committed below must not outlive its temporary's name.
+        if !unused.isEmpty { try images.syncDirectory() }
+
+        let now = store.clock.nowMilliseconds()
+        var outcome = ApplyOutcome()
+        var journaled: [(key: ItemKey, temp: String)] = []
+        var superseded: [String] = []
+        var unlinkKeys: [ItemKey] = []
+        var missingImages: [ItemKey] = []
+        try store.write { db in
+            var changeClock = try ChangeClock(db, now: now)
+            var journaledHere: [(key: ItemKey, temp: String)] = []
+            var supersededHere: [String] = []
+            var unlinkHere: [ItemKey] = []
+            var missingHere: [ItemKey] = []
+            var result = ApplyOutcome()
+            // One lookup for the batch; rows written below replace their entries.
+            var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
+            let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
+            for (index, record) in records.enumerated() {
+                let item =
+                    record.item.deleted
+                    ? Item.tombstone(key: record.item.key, version: record.item.version) : record.item
+                let key = item.key
+                if options.clockGuard, let reason = store.clockGuardRefusal(item.version, now: now) {
+                    result.refused.append(RefusedRecord(key: key, reason: reason))
+                    continue
+                }
+                changeClock.observe(item.version.stamp)
+                let local = locals[key.rawValue]
+                if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
+                    result.skipped.append(key)
+                    continue
+                }
+                let localLive = local.map { !$0.deleted } ?? false
+                if options.keepReplaced, localLive, let local { try store.trash(db, local, deleted: item.deleted, now: now) }
+                if !item.deleted, let ref = item.image {
+                    if let temp = linked[index] {
+                        if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }
+                        journaledHere.append((key, temp))
+                        result.imagesWritten += 1
+                        result.imageBytes += ref.size
+                    } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
+                        // The file, if any, belongs to the version replaced here: it goes after the commit.
+                        if let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                        try store.rememberImageToHeal(db, key: key, now: now)
+                        missingHere.append(key)
+                    } else if !(localLive && local?.imageRef == ref) {
+                        throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
+                    }
+                } else if local != nil {
+                    // No image any more: drop a journaled write (only rows can have one) and the file.
+                    if let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                    if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
+                }
+                let written = ItemRecord(item, seq: changeClock.nextSeq())
+                try written.write(db)
+                locals[key.rawValue] = written
+                switch (localLive, item.deleted) {
+                case (false, false): result.inserted.append(key)
+                case (true, false): result.updated.append(key)
+                case (true, true): result.deleted.append(key)
+                case (false, true): result.tombstonesRecorded.append(key)
+                }
+            }
+            if let step = options.reconcile {
+                let effects = try reconcile(db, step, clock: &changeClock, now: now)
+                result.deleted += effects.deleted
+                result.reconciled = effects.deleted
+                unlinkHere += effects.unlink
+                supersededHere += effects.supersededTemps
+            }
+            if let checkpoint = options.checkpoint {
+                try CheckpointRecord(
+                    peerStoreID: Data(checkpoint.peerStore.bytes), direction: checkpoint.direction.rawValue,
+                    seq: checkpoint.seq, updatedAt: Int64(now)
+                ).save(db)
+            }
+            try changeClock.save(db)
+            outcome = result
+            journaled = journaledHere
+            superseded = supersededHere
+            unlinkKeys = unlinkHere
+            missingImages = missingHere
+        }
+        for entry in journaled { unused.remove(entry.temp) }
+        for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
+        try store.finalizeImages(journaled)
+        try store.unlinkImagesIfUnused(unlinkKeys)
+        for key in missingImages { FileIO.unlinkIfPresent(images.finalPath(key)) }
+        outcome.imagesMissing = missingImages
+        if !records.isEmpty {
+            store.logger.debug(
+                "applied remote batch",
+                metadata: [
+                    "received": "\(records.count)", "inserted": "\(outcome.inserted.count)",
+                    "updated": "\(outcome.updated.count)", "deleted": "\(outcome.deleted.count)",
+                    "skipped": "\(outcome.skipped.count)", "refused": "\(outcome.refused.count)",
+                ])
+        }
+        return outcome
+    }
+
+    /// Checks what every record must respect, whatever the local state.
+    private func validate(_ record: IncomingRecord) throws {
+        let item = record.item
+        guard !item.deleted else { return }
+        do {
+            try Store.validate(name: item.name, serial: item.serialNumber, requireName: false)
+        } catch {
+            throw StoreError.invalidRecord(item.key, reason: "\(error)")
+        }
+        if let ref = item.image, ref.size < 0 || ref.size > store.configuration.maxImageBytes {
+            throw StoreError.invalidRecord(item.key, reason: "its image size \(ref.size) is out of bounds")
+        }
+        if let staged = record.image, staged.ref != item.image {
+            throw StoreError.invalidRecord(item.key, reason: "the staged image does not match the record's image")
+        }
+    }
+
+    /// What a reconciliation step did inside the batch's transaction.
+    struct ReconcileEffects {
+        var deleted: [ItemKey] = []
+        var unlink: [ItemKey] = []
+        var supersededTemps: [String] = []
+    }
+
+    /// Records the step's keys and, on the final page, turns the unlisted old items into
+    /// tombstones (see `ReconcileStep`). Runs inside the batch's transaction, after its records.
+    private func reconcile(
+        _ db: Database, _ step: ReconcileStep, clock: inout ChangeClock, now: UInt64
+    ) throws -> ReconcileEffects {
+        let source = Data(step.source.bytes)
+        if let horizon = step.horizon, step.isFirstPage {
+            // A listing from 0 supersedes whatever an earlier, interrupted one recorded.
+            try db.execute(sql: "DELETE FROM reconcileListed WHERE peerStoreID = ?", arguments: [source])
+            try db.execute(
+                sql:
+                    "INSERT OR REPLACE INTO reconcile (peerStoreID, horizon, sourceNode, startedAt) VALUES (?, ?, ?, ?)",
+                arguments: [source, Int64(bitPattern: horizon.rawValue), Data(step.sourceNode.bytes), Int64(now)])
+        }
+        guard
+            let stored = try Int64.fetchOne(
+                db, sql: "SELECT horizon FROM reconcile WHERE peerStoreID = ?", arguments: [source])
+        else { return ReconcileEffects() }
+        let insert = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO reconcileListed (peerStoreID, key) VALUES (?, ?)")
+        for key in step.listed { try insert.execute(arguments: [source, key.rawValue]) }
+        guard step.isFinal else { return ReconcileEffects() }
+
+        let horizon = VersionStamp(rawValue: UInt64(bitPattern: stored))
+        let tombstone = Version(stamp: horizon, origin: step.sourceNode)
+        clock.observe(horizon)
+        var effects = ReconcileEffects()
+        // In batches: each batch's rows stop matching once they are tombstones.
+        while true {
+            let victims = try ItemRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
+                      (SELECT 1 FROM reconcileListed r WHERE r.peerStoreID = ? AND r.key = item.key)
+                    LIMIT 1000
+                    """, arguments: [stored, source])
+            if victims.isEmpty { break }
+            for victim in victims {
+                let key = ItemKey(storedCanonical: victim.key)
+                if options.keepReplaced { try store.trash(db, victim, deleted: true, now: now) }
+                if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
+                try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
+                effects.deleted.append(key)
+                effects.unlink.append(key)
+            }
+        }
+        try db.execute(sql: "DELETE FROM reconcileListed WHERE peerStoreID = ?", arguments: [source])
+        try db.execute(sql: "DELETE FROM reconcile WHERE peerStoreID = ?", arguments: [source])
+        // This store now agrees with the source below the horizon: it must not accept there
+        // what the source would refuse (a stale copy from a third node would revive a deletion).
+        try db.execute(
+            sql: "UPDATE meta SET gcHorizonStamp = MAX(gcHorizonStamp, ?) WHERE id = 1", arguments: [stored])
+        if !effects.deleted.isEmpty {
+            store.logger.notice(
+                "full reconciliation deleted items the source no longer has",
+                metadata: ["count": "\(effects.deleted.count)", "horizon": "\(horizon)"])
+        }
+        return effects
+    }
+}
+
+extension Store {
+    /// Applies `records` and the checkpoint in one transaction: each record whose version beats
+    /// the local one (greater `(stamp, origin)`) replaces it with this store's next seq; records
+    /// stamped too far in the future are refused and listed; the rest are skipped. Images are
+    /// renamed into place after the commit. On a thrown error nothing is applied and the staged
+    /// temporaries are removed (`RemoteApply`).
+    ///
+    /// A key this store has no row for counts, once it has collected tombstones, as a tombstone
+    /// at its GC horizon (see `GCHorizon`): an older version loses. `reconcile` is the page's
+    /// part in a full reconciliation, committed in the same transaction.
+    ///
+    /// `keepReplaced` says whether the live versions this batch deletes or overwrites go to the
+    /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
+    public func applyRemote(
+        _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
+        keepReplaced: Bool = false
+    ) throws -> ApplyOutcome {
+        try RemoteApply(
+            store: self, records: records,
+            options: RemoteApply.Options(checkpoint: checkpoint, reconcile: reconcile, keepReplaced: keepReplaced)
+        ).run()
+    }
+}
