@@ -1,7 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
-import Logging
+import HPSyncTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -30,12 +30,6 @@ import Testing
         }
     }
 
-    static let logger: Logger = {
-        var logger = Logger(label: "hostile")
-        logger.logLevel = .critical
-        return logger
-    }()
-
     /// A TLS client with its own identity, speaking raw frames.
     struct Attacker {
         let identity: NodeIdentity
@@ -46,7 +40,7 @@ import Testing
             let connection = try TLSConnection.connect(
                 host: "127.0.0.1", port: port, identity: identity, expected: .firstContact,
                 timeouts: TLSTimeouts(connect: .seconds(5), handshake: .seconds(5), idle: .seconds(15)),
-                logger: HostileInputTests.logger)
+                logger: quietLogger)
             return connection
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -52,7 +53,7 @@ struct HomepwnerErrorTests {
 
     @Test func corruptedBytesNeverCrash() throws {
         let bytes = HomepwnerFixtures.objectiveCArchive()
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<300 {
             var copy = bytes
             for _ in 0..<3 {

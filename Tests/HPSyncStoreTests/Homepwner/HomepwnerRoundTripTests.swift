@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -173,7 +174,7 @@ struct HomepwnerRoundTripTests {
     @Test func largeImportsApplyInBatches() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let items = (0..<2500).map { index in
             HomepwnerItem(
                 key: ItemKey.random(using: &generator), name: "Item \(index)", valueInDollars: Int64(index),
