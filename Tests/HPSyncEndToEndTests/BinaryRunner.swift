@@ -75,6 +75,6 @@ struct BinaryRunner {
 }
 
 enum Images {
-    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array("tiny jpeg body".utf8)
+    static let jpeg = HPSyncTesting.jpeg(size: 18)
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("tiny png body".utf8)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -119,7 +120,7 @@ import Testing
         // (with that image fetched) takes its time to commit. The image goes back to the old one
         // when page 2 arrives, so the key comes again on the last page, while that batch is in
         // flight and the key's committed row still names the old image.
-        let slowOnce = Locked(true)
+        let slowOnce = HPSyncStore.Locked(true)
         b.store.hooks.set(
             TestHooks(beforeApply: {
                 guard slowOnce.get() else { return }

@@ -2,20 +2,11 @@ import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Logging
-import Synchronization
 import Testing
 
 @testable import HPSyncEngine
-
-/// A settable clock shared by a test and a store.
-final class TestClock: WallClock, @unchecked Sendable {
-    private let value: Mutex<UInt64>
-    init(_ milliseconds: UInt64 = 1_750_000_000_000) { value = Mutex(milliseconds) }
-    func nowMilliseconds() -> UInt64 { value.withLock { $0 } }
-    func advance(milliseconds: UInt64) { value.withLock { $0 += milliseconds } }
-    func set(_ milliseconds: UInt64) { value.withLock { $0 = milliseconds } }
-}
 
 /// How a test's sessions travel: in-memory pipes, or real TLS 1.3 over loopback TCP.
 enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -115,17 +106,6 @@ let quietLogger: Logger = {
     logger.logLevel = .critical
     return logger
 }()
-
-/// A JPEG-looking image of `size` bytes, distinct per seed.
-func jpeg(_ seed: UInt8, size: Int = 3000) -> [UInt8] {
-    var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0]
-    var state = UInt32(seed) &* 2_654_435_761 &+ 1
-    while bytes.count < size {
-        state = state &* 1_103_515_245 &+ 12345
-        bytes.append(UInt8(truncatingIfNeeded: state >> 16))
-    }
-    return bytes
-}
 
 enum Sync {
     /// Runs `client` pulling from `server` over an in-memory pipe with the real framing.

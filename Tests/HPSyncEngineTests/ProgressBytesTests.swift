@@ -1,5 +1,6 @@
 import HPSyncEngine
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @Suite struct ProgressBytesTests {

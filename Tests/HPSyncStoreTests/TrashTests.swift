@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -7,9 +8,9 @@ import Testing
 @Suite struct TrashTests {
     @Test func replacedVersionsAreKeptWithTheirImagesAndRestoreAsLocalEdits() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
-        let photo = Fixtures.jpeg(7)
+        let photo = jpeg(7)
         let sofa = try store.add(ItemDraft(name: "Sofa", valueInDollars: 900, imageFile: dir.file("sofa.jpg", photo)))
         let lamp = try store.add(ItemDraft(name: "Lamp", serialNumber: "L-1", valueInDollars: 20))
         store.keepReplacedVersions(true)
@@ -42,9 +43,9 @@ import Testing
 
     @Test func withoutTheFlagNothingIsKeptAndPurgeHonoursAge() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
-        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(1))))
+        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", jpeg(1))))
         let b = try store.add(ItemDraft(name: "B"))
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1, deleted: true))],
@@ -69,12 +70,12 @@ import Testing
     @Test func theApplysParameterOverridesTheStoreSetting() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(3))))
+        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", jpeg(3))))
         let b = try store.add(ItemDraft(name: "B"))
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(a.key, stamp: a.version.stamp.rawValue + 1, deleted: true))],
             checkpoint: nil, keepReplaced: true)
-        #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(Fixtures.jpeg(3)))
+        #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(jpeg(3)))
         store.keepReplacedVersions(true)
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1))],
@@ -89,7 +90,7 @@ import Testing
         let dir = TempDirectory()
         let store: Store
         let lamp: Item
-        let photo = Fixtures.jpeg(9)
+        let photo = jpeg(9)
 
         init() throws {
             store = try Fixtures.makeStore(dir)
@@ -134,7 +135,7 @@ import Testing
                     item: Fixtures.remoteItem(chair.key, name: "Chair v2", stamp: chair.version.stamp.rawValue + 1))
             ],
             checkpoint: nil)
-        _ = try store.setImage(chair.key, from: dir.file("chair.jpg", Fixtures.jpeg(4)))
+        _ = try store.setImage(chair.key, from: dir.file("chair.jpg", jpeg(4)))
         let seq = try store.lastSeq
         let restored = try store.restoreFromTrash(key: chair.key)
         #expect(try store.lastSeq == seq + 1)
@@ -161,7 +162,7 @@ import Testing
         let trashed = f.store.directory.appendingPathComponent("trash").appendingPathComponent(
             SHA256.hash(f.photo).hex)
         try FileManager.default.removeItem(at: trashed)
-        try Data(Fixtures.jpeg(10)).write(to: trashed)
+        try Data(jpeg(10)).write(to: trashed)
         let before = try f.store.item(f.lamp.key)
         let seq = try f.store.lastSeq
         #expect {
