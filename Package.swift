@@ -108,9 +108,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the test targets share (the test node, clock, images, a session served over a pipe,
+        // child processes), as Hummingbird's HummingbirdTesting. Not a product: only test targets
+        // depend on it (the protocol and CLI tests are pure value tests and need none of it).
+        .target(
+            name: "HPSyncTesting",
+            dependencies: [
+                "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/HPSyncTesting"
+        ),
         .testTarget(
             name: "HPSyncCryptoTests",
-            dependencies: ["HPSyncCrypto"]
+            dependencies: ["HPSyncCrypto", "HPSyncTesting"]
         ),
         .testTarget(
             name: "HPSyncStoreTests",
@@ -118,6 +129,7 @@ let package = Package(
                 "HPSyncStore",
                 "HPSyncModel",
                 "HPSyncCrypto",
+                "HPSyncTesting",
                 // Core Data fixtures (Tests/HPSyncStoreTests/Homepwner) are SQLite files written with GRDB.
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -132,21 +144,20 @@ let package = Package(
         .testTarget(
             name: "HPSyncEngineTests",
             dependencies: [
-                "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncProtocol", "HPSyncCrypto",
+                "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncProtocol", "HPSyncCrypto", "HPSyncTesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "HPSyncWebTests",
             dependencies: [
-                "HPSyncWeb", "HPSyncStore", "HPSyncModel",
+                "HPSyncWeb", "HPSyncStore", "HPSyncModel", "HPSyncTesting",
                 // One test holds the store's write lock as another process would.
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -158,9 +169,8 @@ let package = Package(
             // The hostile-input suite crafts raw frames with the generated protobuf types; a few
             // tests prepare a store through HPSyncStore for what the CLI cannot make on demand.
             dependencies: [
-                "HPSyncCrypto", "HPSyncProtocol", "HPSyncModel", "HPSyncStore",
+                "HPSyncCrypto", "HPSyncProtocol", "HPSyncModel", "HPSyncStore", "HPSyncTesting",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

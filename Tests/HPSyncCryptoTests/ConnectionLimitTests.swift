@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncCrypto
@@ -68,11 +69,11 @@ extension TransportTests {
             if admission.authorize(), let bytes = try? connection.readExactly(4) { try? connection.write(bytes) }
         }
         defer { server.stop() }
-        let flood = (0..<12).map { _ in rawTCPConnect(port: server.port, from: "127.0.0.2") }
-        defer { flood.filter { $0 >= 0 }.forEach { close($0) } }
-        try #require(flood.allSatisfy { $0 >= 0 }, "cannot bind 127.0.0.2 (no loopback /8 here?)")
+        let flood = (0..<12).map { _ in HeldConnection(port: server.port, from: "127.0.0.2") }
+        defer { flood.forEach { $0.close() } }
+        try #require(flood.allSatisfy { $0.isConnected }, "cannot bind 127.0.0.2 (no loopback /8 here?)")
         // Past the cap the server closes at once, before any TLS.
-        let closed = flood.filter { waitForPeerClose($0, timeout: 0.5) }.count
+        let closed = flood.filter { $0.closedByPeer(within: 0.5) }.count
         #expect(closed == 8, "connections past the per-address cap of 4 are closed at once")
         #expect(server.listener.activeConnections == 4)
         #expect(server.listener.activeSessions == 0, "unauthenticated connections hold no session slot")

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncCrypto
@@ -89,9 +90,9 @@ extension TransportTests {
         }
         defer { server.stop() }
         let started = Date()
-        let silent = rawTCPConnect(port: server.port)
-        try #require(silent >= 0)
-        defer { close(silent) }
+        let silent = HeldConnection(port: server.port)
+        try #require(silent.isConnected)
+        defer { silent.close() }
 
         let connection = try TLSConnection.connect(
             host: "127.0.0.1", port: server.port, identity: try makeIdentity(), expected: .node(server.identity.nodeID),
@@ -101,7 +102,7 @@ extension TransportTests {
         connection.close()
         #expect(Date().timeIntervalSince(started) < 0.9, "the silent client must not delay others")
 
-        #expect(waitForPeerClose(silent, timeout: 4))
+        #expect(silent.closedByPeer(within: 4))
         let dropped = Date().timeIntervalSince(started)
         #expect(dropped >= 0.9 && dropped < 3)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Runs the built `hp-sync` binary with a temporary store.
@@ -57,32 +58,13 @@ struct BinaryRunner {
     /// `clockOffset` (faketime's syntax, `+1d`, `-365d`) runs it with its clock moved.
     @discardableResult
     func run(_ arguments: [String], withStore: Bool = true, clockOffset: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments + (withStore ? ["--store", store.path] : [])
-        if let clockOffset {
-            // Through Debian's wrapper, which sets up libfaketime's shared state as it expects.
-            process.executableURL = URL(fileURLWithPath: Self.fakeTime)
-            process.arguments = ["-f", clockOffset, binary.path] + (process.arguments ?? [])
-        }
+        var command = [binary.path] + arguments + (withStore ? ["--store", store.path] : [])
+        // Through Debian's wrapper, which sets up libfaketime's shared state as it expects.
+        if let clockOffset { command = [Self.fakeTime, "-f", clockOffset] + command }
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "HP_SYNC_HOME")
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errData = Locked<Data>()
-        let errReader = Thread { errData.value = err.fileHandleForReading.readDataToEndOfFile() }
-        errReader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errData.done { usleep(1000) }
-        return Result(
-            status: process.terminationStatus, stdout: outData,
-            stderr: String(decoding: errData.value ?? Data(), as: UTF8.self))
+        let output = try RunningTool(command, environment: environment, input: nil).finish(timeout: .infinity)
+        return Result(status: output.status, stdout: output.stdoutData, stderr: output.stderr)
     }
 
     func file(_ name: String, _ bytes: [UInt8]) throws -> URL {
@@ -92,25 +74,7 @@ struct BinaryRunner {
     }
 }
 
-/// A value written once by another thread.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value?
-    private var finished = false
-
-    var value: Value? {
-        get { lock.withLock { stored } }
-        set {
-            lock.withLock {
-                stored = newValue; finished = true
-            }
-        }
-    }
-
-    var done: Bool { lock.withLock { finished } }
-}
-
 enum Images {
-    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array("tiny jpeg body".utf8)
+    static let jpeg = HPSyncTesting.jpeg(size: 18)
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("tiny png body".utf8)
 }

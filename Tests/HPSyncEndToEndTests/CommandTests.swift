@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("hp-sync commands, run as a binary")
@@ -269,14 +270,12 @@ struct ConcurrentProcessTests {
         defer { runner.cleanUp() }
         try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
-        let statuses = Locked<[Int32]>()
-        statuses.value = []
-        let lock = NSLock()
+        let statuses = Locked<[Int32]>([])
         DispatchQueue.concurrentPerform(iterations: 6) { index in
             let result = try? runner.run(["add", "--name", "item \(index)", "--image", image.path])
-            lock.withLock { statuses.value!.append(result?.status ?? -1) }
+            statuses.withLock { $0.append(result?.status ?? -1) }
         }
-        #expect(statuses.value == [0, 0, 0, 0, 0, 0])
+        #expect(statuses.current == [0, 0, 0, 0, 0, 0])
         #expect(try runner.run(["status"]).text.contains("items:      6"))
         #expect(try runner.run(["verify"]).status == 0)
     }

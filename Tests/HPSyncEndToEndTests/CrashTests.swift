@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 #if canImport(Glibc)
@@ -76,7 +77,7 @@ import Testing
         try #require(try primary.run(["add", "--name", "With photo", "--image", photo.path]).status == 0)
 
         let seed = UInt64(ProcessInfo.processInfo.environment["HP_SYNC_SEED"] ?? "") ?? UInt64.random(in: 0...99_999)
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var acknowledgedPrimary = Set<String>()
         var acknowledgedBackup = Set<String>()
         var tally: [String: Int] = [:]
@@ -118,18 +119,5 @@ import Testing
         #expect(primaryItems == backupItems, "stores differ after the final sync (seed \(seed))")
         #expect(try Self.keys(primary).count == acknowledgedPrimary.count + acknowledgedBackup.count + 1)
         print("crash: \(Self.kills) kills (seed \(seed)): \(tally.sorted { $0.key < $1.key })")
-    }
-}
-
-/// SplitMix64, so a failing schedule can be replayed with `HP_SYNC_SEED`.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// A damaged or missing photo must neither look present nor sink a whole export or import: it
@@ -12,7 +13,7 @@ import Testing
         try #require(try runner.run(["init"]).status == 0)
         var keys: [String] = []
         for seed: UInt8 in [3, 4] {
-            let photo = try runner.file("p\(seed).jpg", HealingCommandTests.photo(seed, count: 541))
+            let photo = try runner.file("p\(seed).jpg", jpeg(seed, size: 559))
             keys.append(
                 try runner.run(["add", "--name", "Item \(seed)", "--image", photo.path]).text
                     .trimmingCharacters(in: .newlines))

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("one duration syntax in every option, run as a binary")

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncTesting
 import Testing
 
 /// Every documented exit code, reached through the built binary (issue 13 §4), plus the cases a

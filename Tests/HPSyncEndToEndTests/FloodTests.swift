@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Regression (issue 13): 80 plain TCP connections from one host filled the server's slots and

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Issue 14 §1: images lost or damaged on one node are fetched again by digest from a peer,
@@ -11,10 +12,6 @@ import Testing
         let added = try runner.run(["add", "--name", name, "--image", photo.path])
         try #require(added.status == 0, "\(added.stderr)")
         return added.text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    static func photo(_ seed: UInt8, count: Int = 3000) -> [UInt8] {
-        Images.jpeg + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
     }
 
     static func imageURL(_ runner: BinaryRunner, _ key: String) -> URL {
@@ -40,10 +37,10 @@ import Testing
     @Test func verifyRepairFromAPeerFetchesMissingAndDamagedImages() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
-        let lost = try Self.add(pair.primary, "lost", image: Self.photo(1))
-        let rotten = try Self.add(pair.primary, "rotten", image: Self.photo(2))
-        let twin = try Self.add(pair.primary, "twin", image: Self.photo(2))
-        let gone = try Self.add(pair.primary, "gone everywhere", image: Self.photo(3))
+        let lost = try Self.add(pair.primary, "lost", image: jpeg(1))
+        let rotten = try Self.add(pair.primary, "rotten", image: jpeg(2))
+        let twin = try Self.add(pair.primary, "twin", image: jpeg(2))
+        let gone = try Self.add(pair.primary, "gone everywhere", image: jpeg(3))
         let server = try Self.serveAndPull(pair)
         defer { _ = server.stop() }
 
@@ -73,7 +70,7 @@ import Testing
     @Test func aPullHealsWhatVerifyFound() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
-        let key = try Self.add(pair.primary, "couch", image: Self.photo(4))
+        let key = try Self.add(pair.primary, "couch", image: jpeg(4))
         let server = try Self.serveAndPull(pair)
         defer { _ = server.stop() }
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, key))
@@ -96,13 +93,13 @@ import Testing
     @Test func aPullHealsImageFilesLostSinceWithoutVerify() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
-        let lost = try Self.add(pair.primary, "lamp", image: Self.photo(6))
-        let cut = try Self.add(pair.primary, "rug", image: Self.photo(7))
-        let whole = try Self.add(pair.primary, "desk", image: Self.photo(8))
+        let lost = try Self.add(pair.primary, "lamp", image: jpeg(6))
+        let cut = try Self.add(pair.primary, "rug", image: jpeg(7))
+        let whole = try Self.add(pair.primary, "desk", image: jpeg(8))
         let server = try Self.serveAndPull(pair)
         defer { _ = server.stop() }
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, lost))
-        try Data(Self.photo(7, count: 10)).write(to: Self.imageURL(pair.backup, cut))
+        try Data(jpeg(7, size: 28)).write(to: Self.imageURL(pair.backup, cut))
 
         let pulled = try pair.backup.run(["pull", "primary", "--json"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
@@ -112,7 +109,7 @@ import Testing
         for key in [lost, cut, whole] {
             #expect(
                 try Data(contentsOf: Self.imageURL(pair.backup, key))
-                    == Data(Self.photo(key == lost ? 6 : key == cut ? 7 : 8)))
+                    == Data(jpeg(key == lost ? 6 : key == cut ? 7 : 8)))
         }
         #expect(try pair.backup.run(["verify"]).status == 0)
     }
@@ -121,7 +118,7 @@ import Testing
     @Test func aPullWhosePeerCannotSupplyAnImageExits3() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
-        let gone = try Self.add(pair.primary, "gone everywhere", image: Self.photo(9))
+        let gone = try Self.add(pair.primary, "gone everywhere", image: jpeg(9))
         let server = try Self.serveAndPull(pair)
         defer { _ = server.stop() }
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, gone))
@@ -150,7 +147,7 @@ import Testing
         }
         try #require(try third.run(["init"]).status == 0)
         let thirdID = try third.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let key = try Self.add(pair.primary, "camera", image: Self.photo(5))
+        let key = try Self.add(pair.primary, "camera", image: jpeg(5))
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
         try pair.primary.run(["peer", "add", "third", thirdID])
         let primary = try ServeProcess(pair.primary)

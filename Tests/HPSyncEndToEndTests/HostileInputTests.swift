@@ -2,7 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
-import Logging
+import HPSyncTesting
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -31,12 +31,6 @@ import Testing
         }
     }
 
-    static let logger: Logger = {
-        var logger = Logger(label: "hostile")
-        logger.logLevel = .critical
-        return logger
-    }()
-
     /// A TLS client with its own identity, speaking raw frames.
     struct Attacker {
         let identity: NodeIdentity
@@ -47,7 +41,7 @@ import Testing
             let connection = try TLSConnection.connect(
                 host: "127.0.0.1", port: port, identity: identity, expected: .firstContact,
                 timeouts: TLSTimeouts(connect: .seconds(5), handshake: .seconds(5), idle: .seconds(15)),
-                logger: HostileInputTests.logger)
+                logger: quietLogger)
             return connection
         }
 

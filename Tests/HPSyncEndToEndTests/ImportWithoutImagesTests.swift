@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Issue 14 §3: an export without `--images` is importable; the images come back later.
@@ -9,7 +10,7 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         let primary = pair.primary
-        let photo = try primary.file("a.jpg", HealingCommandTests.photo(9))
+        let photo = try primary.file("a.jpg", jpeg(9))
         let withImage = try primary.run(["add", "--name", "Camera", "--image", photo.path]).text
             .trimmingCharacters(in: .newlines)
         let plain = try primary.run(["add", "--name", "Lamp"]).text.trimmingCharacters(in: .newlines)
@@ -41,7 +42,7 @@ import Testing
         #expect(try pair.backup.run(["pull", "primary"]).status == 0)
         #expect(try pair.backup.run(["verify"]).status == 0)
         let bytes = try Data(contentsOf: pair.backup.store.appendingPathComponent("images/\(withImage)"))
-        #expect(bytes == Data(HealingCommandTests.photo(9)))
+        #expect(bytes == Data(jpeg(9)))
     }
 
     @Test func aWrongImagesDirectoryIsNamedWithTheFirstMissingFile() throws {
@@ -53,7 +54,7 @@ import Testing
         }
         try #require(try source.run(["init"]).status == 0)
         try #require(try runner.run(["init"]).status == 0)
-        let photo = try source.file("a.jpg", HealingCommandTests.photo(8))
+        let photo = try source.file("a.jpg", jpeg(8))
         let key = try source.run(["add", "--name", "Camera", "--image", photo.path]).text
             .trimmingCharacters(in: .newlines)
         let export = source.root.appendingPathComponent("inv.json")

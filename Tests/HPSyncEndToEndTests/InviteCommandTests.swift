@@ -1,6 +1,6 @@
 import Foundation
 import HPSyncStore
-import Logging
+import HPSyncTesting
 import Testing
 
 /// Issue 5's invitations, end to end: `invite` on the serving host, `peer join` on the others.
@@ -160,7 +160,7 @@ import Testing
         var firstWithPrefix: [Substring: String] = [:]
         var pair: (String, String)?
         do {
-            let store = try Store.open(at: server.runner.store, logger: Logger(label: "test"))
+            let store = try Store.open(at: server.runner.store, logger: quietLogger)
             while pair == nil {
                 let made = try store.createInvitation(permission: .read, name: nil, lifetimeMilliseconds: 3_600_000)
                 let id = made.invitation.shortID

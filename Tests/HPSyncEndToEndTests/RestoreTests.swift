@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Issue 14 §2: Docs/restore.md, command for command, with the built binary.
@@ -34,7 +35,7 @@ import Testing
         // Before: the primary serves, the backup pulls it every hour.
         var keys: [String] = []
         for index in 0..<4 {
-            let photo = try primary.runner.file("p\(index).jpg", HealingCommandTests.photo(UInt8(index + 20)))
+            let photo = try primary.runner.file("p\(index).jpg", jpeg(UInt8(index + 20)))
             let added = try primary.run(["add", "--name", "Item \(index)", "--image", photo.path])
             keys.append(added.text.trimmingCharacters(in: .whitespacesAndNewlines))
         }

@@ -1,6 +1,6 @@
 import Foundation
 import HPSyncCrypto
-import Logging
+import HPSyncTesting
 
 /// A TLS server with a real identity that answers any session with bytes that are not the
 /// hp-sync protocol: a peer that passes authentication and then breaks the protocol.
@@ -13,9 +13,8 @@ final class RogueServer {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-rogue-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         identity = try NodeIdentity.create(in: directory)
-        var logger = Logger(label: "rogue")
-        logger.logLevel = .critical
-        let listener = try TLSListener(identity: identity, bind: [(host: "127.0.0.1", port: 0)], logger: logger)
+        let listener = try TLSListener(
+            identity: identity, bind: [(host: "127.0.0.1", port: 0)], logger: quietLogger)
         self.listener = listener
         Thread.detachNewThread {
             try? listener.run(

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +11,7 @@ import Foundation
 final class ServeProcess {
     let process = Process()
     private let stderrPipe = Pipe()
-    private let collected = Locked<Data>()
+    private let collected = Locked<Data?>(nil)
     private(set) var port: UInt16 = 0
 
     init(_ runner: BinaryRunner, extra: [String] = []) throws {
@@ -54,7 +55,7 @@ final class ServeProcess {
                 if chunk.isEmpty { break }
                 all.append(chunk)
             }
-            collected.value = all
+            collected.withLock { $0 = all }
         }
     }
 
@@ -64,9 +65,8 @@ final class ServeProcess {
     func stop() -> (status: Int32, log: String) {
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
-        let deadline = Date().addingTimeInterval(5)
-        while !collected.done && Date() < deadline { usleep(1000) }
-        return (process.terminationStatus, String(decoding: collected.value ?? Data(), as: UTF8.self))
+        collected.wait(timeout: 5) { $0 != nil }
+        return (process.terminationStatus, String(decoding: collected.current ?? Data(), as: UTF8.self))
     }
 
     struct ServeFailed: Error, CustomStringConvertible {

@@ -38,57 +38,6 @@ final class SilentListener {
     deinit { close(fd) }
 }
 
-/// Opens a plain TCP connection to a local port and holds it (taking a server's session slot
-/// without ever starting TLS) until `close()`.
-final class HeldConnection: @unchecked Sendable {
-    private var fd: Int32
-
-    /// Whether the connection was made (binding `source` may fail where 127.0.0.0/8 is not all
-    /// routed to the loopback interface, as it is on Linux).
-    private(set) var isConnected = false
-
-    /// Connects from `source` (another loopback address stands for another host).
-    init(port: UInt16, from source: String? = nil) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if bound != 0 { return }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        isConnected =
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            } == 0
-    }
-
-    /// Whether the server closed it within `timeout` seconds (EOF or reset).
-    func closedByPeer(within timeout: TimeInterval) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, Int32(timeout * 1000)) > 0 else { return false }
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK)) <= 0
-    }
-
-    func close() {
-        if fd >= 0 { _ = Glibc.close(fd) }
-        fd = -1
-    }
-
-    deinit { close() }
-}
-
 extension BinaryRunner {
     /// Starts `pull PEER` (a peer at a `SilentListener`, so it hangs in the TLS handshake for 4 s)
     /// and returns once it holds the store's sync lock.

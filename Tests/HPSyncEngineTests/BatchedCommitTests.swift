@@ -2,6 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -110,8 +111,8 @@ import Testing
     @Test func aKeyInTheBatchStillCommittingWaitsForIt() throws {
         let a = try TestNode("a")
         // Before each batch of remote records b applies, while armed.
-        let slowOnce = Locked(true)
-        let armed = Locked(false)
+        let slowOnce = HPSyncStore.Locked(true)
+        let armed = HPSyncStore.Locked(false)
         var configuration = StoreConfiguration()
         configuration.testHooks.beforeApply = {
             guard armed.get(), slowOnce.get() else { return }

@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import PropertyBased
 import Testing
 
@@ -295,26 +296,10 @@ let historyDeadline: Date? = {
 let progressInterval = historyCount >= 10_000 ? 5_000 : Int.max
 
 /// Counts across the whole run, for RELIABILITY.md.
-let convergenceStats = LockedBox<
+let convergenceStats = Locked<
     (histories: Int, steps: Int, cuts: Int, skipped: Int, jumps: Int, resets: Int, restamps: Int, divergent: Int)
 >((0, 0, 0, 0, 0, 0, 0, 0))
 let convergenceStarted = Date()
-
-final class LockedBox<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func update(_ body: (inout Value) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        body(&value)
-    }
-    var current: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-}
 
 @Suite struct ConvergencePropertyTests {
     /// Four shards run in parallel; together they check `historyCount` histories.
@@ -324,7 +309,7 @@ final class LockedBox<Value>: @unchecked Sendable {
         _ = (historyDeadline, convergenceStarted)  // globals start lazily: start the clocks now
         await propertyCheck(count: (historyCount + 3) / 4, input: History.generator) { history in
             if let historyDeadline, Date() >= historyDeadline {
-                convergenceStats.update { $0.skipped += 1 }
+                convergenceStats.withLock { $0.skipped += 1 }
                 return
             }
             let run = try HistoryRun(history)
@@ -337,7 +322,7 @@ final class LockedBox<Value>: @unchecked Sendable {
                 Issue.record("\(error)\n  \(run.transcript)")
             }
             var checked = 0
-            convergenceStats.update {
+            convergenceStats.withLock {
                 $0.histories += 1
                 $0.steps += history.steps.count
                 $0.cuts += run.sessionsCut

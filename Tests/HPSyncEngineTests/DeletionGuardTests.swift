@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import PropertyBased
 import Testing
 
@@ -84,7 +85,7 @@ import Testing
         let generator = zip(
             Gen.int(in: 1...40), Gen.int(in: 0...100), Gen.int(in: 0...4), Gen.int(in: 1...12),
             zip(Gen.int(in: 0...3), Gen.int(in: 0...40), Gen.int(in: -1...25), Gen.int(in: 0...1000)))
-        let stats = LockedBox((histories: 0, refused: 0, lies: 0))
+        let stats = Locked((histories: 0, refused: 0, lies: 0))
         await propertyCheck(count: guardHistoryCount, input: generator) { input in
             let (live, percent, added, pageSize, (lieKind, lie, cap, seed)) = input
             let deleted = live * percent / 100
@@ -114,7 +115,7 @@ import Testing
                 #expect(rule.violation(deleting: applied, liveItems: live) == nil, "\(applied) applied of \(deleted)")
                 #expect(try setup.sink.store.verify(repair: false).isClean)
             }
-            stats.update {
+            stats.withLock {
                 $0.histories += 1
                 if refused { $0.refused += 1 }
                 if lieKind != 0 { $0.lies += 1 }

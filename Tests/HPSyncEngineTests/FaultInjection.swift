@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Synchronization
 
 @testable import HPSyncEngine
@@ -43,11 +44,8 @@ enum HostileServer {
     }
 
     static func pull(_ client: TestNode, serverID: NodeID, script: Script) throws -> SyncReport {
-        let (clientEnd, serverEnd) = PipeStream.pair()
         let serverStore = StoreID.random()
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            defer { done.signal() }
+        let hostile = ServedPipe { serverEnd in
             let channel = FramedChannel(stream: serverEnd)
             guard case .hello(let hello)? = try? channel.receiveMessage(expecting: "Hello") else { return }
             let reply = HelloMessage(
@@ -57,12 +55,9 @@ enum HostileServer {
             try? script.afterPullRequest(channel, serverEnd)
             serverEnd.close()
         }
-        defer {
-            clientEnd.close()
-            done.wait()
-        }
+        defer { hostile.close() }
         return try SyncClient(store: client.store, logger: quietLogger).pull(
-            over: FramedChannel(stream: clientEnd), serverNodeID: serverID, peerName: "hostile")
+            over: hostile.channel(), serverNodeID: serverID, peerName: "hostile")
     }
 
     static func page(_ entries: [ManifestEntry], through: Int64) -> Message {

@@ -2,6 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -19,9 +20,8 @@ import Testing
         #expect(wanted.map(\.key) == [item.key])
 
         // A peer that announces the right digest and size, then sends other bytes of that size.
-        let (clientEnd, serverEnd) = PipeStream.pair()
         let ref = item.image!
-        Thread.detachNewThread {
+        let hostile = ServedPipe { serverEnd in
             let peer = FramedChannel(stream: serverEnd)
             _ = try? peer.receiveMessage(expecting: "FetchImagesByDigest")
             try? peer.send(.imageHeader(ImageHeaderMessage(key: item.key, digest: ref.digest, size: ref.size)))
@@ -32,7 +32,7 @@ import Testing
         }
         var report = SyncReport(direction: .pull, peer: "hostile")
         #expect {
-            try ImageHealer(channel: FramedChannel(stream: clientEnd), store: b.store, logger: quietLogger)
+            try ImageHealer(channel: hostile.channel(), store: b.store, logger: quietLogger)
                 .run(wanted, into: &report)
         } throws: { error in
             guard case SyncError.imageDigestMismatch(let key, let detail) = error else { return false }

@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -136,17 +137,9 @@ import Testing
         let b = try TestNode("b")
         try a.allow(b)
         try a.add("Still served")
-        let (evil, serverEnd) = PipeStream.pair()
-        let finished = DispatchSemaphore(value: 0)
-        let store = a.store
-        let evilID = b.nodeID
-        Thread.detachNewThread {
-            ServerSession(store: store, logger: quietLogger).serve(
-                FramedChannel(stream: serverEnd), certificateNodeID: evilID)
-            finished.signal()
-        }
-        try [UInt8]([1, 0xFF, 0xFF, 0xFF, 0xFF]).withUnsafeBytes { try evil.write($0) }
-        finished.wait()
+        let evil = ServedPipe(a.store, for: b.nodeID)
+        try [UInt8]([1, 0xFF, 0xFF, 0xFF, 0xFF]).withUnsafeBytes { try evil.clientEnd.write($0) }
+        evil.waitForServer()
         evil.close()
         #expect(try Sync.pull(b, from: a).inserted.count == 1)
     }

@@ -2,6 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -9,21 +10,6 @@ import Testing
 /// Protocol.md §5.7: FetchImagesByDigest and EndSession, version 3, pull only, before the
 /// PullRequest; a server never sends bytes that do not match their digest.
 @Suite struct ImagesByDigestTests {
-    /// Runs a server session for `client` on `server`'s store in the background; returns the
-    /// client's end of the pipe.
-    static func serve(_ server: TestNode, for client: TestNode) -> (FramedChannel, DispatchSemaphore) {
-        let (clientEnd, serverEnd) = PipeStream.pair()
-        let finished = DispatchSemaphore(value: 0)
-        let store = server.store
-        let clientID = client.nodeID
-        Thread.detachNewThread {
-            ServerSession(store: store, logger: quietLogger).serve(
-                FramedChannel(stream: serverEnd), certificateNodeID: clientID)
-            finished.signal()
-        }
-        return (FramedChannel(stream: clientEnd), finished)
-    }
-
     static func hello(_ client: TestNode, max: UInt32) -> Message {
         .hello(
             HelloMessage(
@@ -36,7 +22,8 @@ import Testing
         let b = try TestNode("b")
         try a.allow(b, .read)
         let item = try a.add("photo", image: jpeg(1))
-        let (channel, finished) = Self.serve(a, for: b)
+        let served = ServedPipe(a.store, for: b.nodeID)
+        let channel = served.channel()
         try channel.send(Self.hello(b, max: 2))
         guard case .hello(let reply) = try channel.receiveMessage(expecting: "Hello") else {
             Issue.record("no Hello")
@@ -49,7 +36,7 @@ import Testing
             return
         }
         #expect(error.code == .protocolViolation)
-        finished.wait()
+        served.waitForServer()
     }
 
     @Test func aDamagedImageIsAnsweredMissingAndRememberedThenEndSessionGetsDone() throws {
@@ -61,7 +48,8 @@ import Testing
         var rotten = try #require(a.imageBytes(bad.key))
         rotten[10] ^= 0xFF
         try Data(rotten).write(to: a.store.imageFileURL(for: bad.key))
-        let (channel, finished) = Self.serve(a, for: b)
+        let served = ServedPipe(a.store, for: b.nodeID)
+        let channel = served.channel()
         try channel.send(Self.hello(b, max: ProtocolLimits.maxVersion))
         guard case .hello(let reply) = try channel.receiveMessage(expecting: "Hello") else {
             Issue.record("no Hello")
@@ -92,7 +80,7 @@ import Testing
             return
         }
         #expect(counts.images == 1)
-        finished.wait()
+        served.waitForServer()
         #expect(try a.store.imagesToHeal().map(\.key) == [bad.key])
     }
 

@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -145,18 +146,11 @@ import Testing
 
     @Test func aClientWhoseFirstMessageIsNotHelloIsToldSo() throws {
         let server = try TestNode("server")
-        let (client, serverEnd) = PipeStream.pair()
-        let done = DispatchSemaphore(value: 0)
-        let store = server.store
-        Thread.detachNewThread {
-            ServerSession(store: store, logger: quietLogger)
-                .serve(FramedChannel(stream: serverEnd), certificateNodeID: NodeID(certificateDER: [9]))
-            done.signal()
-        }
-        let channel = FramedChannel(stream: client)
+        let served = ServedPipe(server.store, for: NodeID(certificateDER: [9]))
+        let channel = served.channel()
         try channel.send(.pullRequest(checkpointStore: nil, sinceSeq: 0))
         let reply = try channel.receiveMessage(expecting: "Error")
-        done.wait()
+        served.waitForServer()
         guard case .error(let error) = reply else {
             Issue.record("expected an Error, got \(reply.name)")
             return
@@ -170,22 +164,13 @@ import Testing
         let b = try TestNode("b")
         try a.allow(b)
         try a.add("Not sent: the server is stopping")
-        let (clientEnd, serverEnd) = PipeStream.pair()
-        let store = a.store
-        let clientID = b.nodeID
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            ServerSession(store: store, logger: quietLogger, shouldStop: { true })
-                .serve(FramedChannel(stream: serverEnd), certificateNodeID: clientID)
-            done.signal()
+        let stopping = ServedPipe(a.store, for: b.nodeID) {
+            ServerSession(store: $0, logger: quietLogger, shouldStop: { true })
         }
-        defer {
-            clientEnd.close()
-            done.wait()
-        }
+        defer { stopping.close() }
         #expect {
             try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: FramedChannel(stream: clientEnd), serverNodeID: a.nodeID, peerName: "a")
+                over: stopping.channel(), serverNodeID: a.nodeID, peerName: "a")
         } throws: { error in
             guard case SyncError.refusedByPeer(let peerError) = error else { return false }
             return peerError.code == .shuttingDown

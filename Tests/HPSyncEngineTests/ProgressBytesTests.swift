@@ -1,6 +1,7 @@
 import HPSyncEngine
 import HPSyncModel
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @Suite struct ProgressBytesTests {

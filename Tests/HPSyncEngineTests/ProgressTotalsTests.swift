@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine

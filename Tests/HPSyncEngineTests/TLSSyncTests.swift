@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncEngine
@@ -11,39 +12,23 @@ import Testing
 final class TLSNode {
     let node: TestNode
     let identity: NodeIdentity
-    private(set) var server: SyncServer?
-    private let stopped = DispatchSemaphore(value: 0)
+    private(set) var port: UInt16?
 
     init(_ name: String) throws {
         node = try TestNode(name)
         identity = node.identity
     }
 
-    var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: server!.boundAddresses[0].port) }
+    var address: PeerAddress { PeerAddress(host: "127.0.0.1", port: port!) }
 
     func serve(timeouts: TLSTimeouts = .init(), limits: ConnectionLimits = .init()) throws {
-        var configuration = SyncServer.Configuration()
-        configuration.timeouts = timeouts
-        configuration.limits = limits
-        configuration.addresses = [("127.0.0.1", 0)]
-        configuration.shutdownGrace = .seconds(5)
-        let server = try SyncServer(
-            store: node.store, identity: identity, configuration: configuration, logger: quietLogger)
-        self.server = server
-        let done = stopped
-        Thread.detachNewThread {
-            _ = try? server.run()
-            done.signal()
-        }
+        port = try node.startServer(timeouts: timeouts, limits: limits)
     }
 
-    func stop() {
-        server?.stop()
-        if server != nil { stopped.wait() }
-    }
+    func stop() { node.stopServer() }
 
     func trust(_ other: TLSNode, _ permission: PeerPermission = .readWrite) throws {
-        let address = other.server.map { _ in other.address.description }
+        let address = other.port.map { _ in other.address.description }
         try node.store.addPeer(
             Peer(name: other.node.name, nodeID: other.identity.nodeID, address: address, permission: permission))
     }

@@ -3,6 +3,7 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTesting
 import Synchronization
 import Testing
 
@@ -14,7 +15,7 @@ final class Dialer: @unchecked Sendable {
     private let server: TestNode
     private let client: TestNode
     private let wrap: @Sendable (Int, any ByteStream) -> any ByteStream
-    private let sessions = Mutex<[(PipeStream, DispatchSemaphore)]>([])
+    private let sessions = Mutex<[ServedPipe]>([])
     /// How the server's sessions are set up (a faulty announcement, small pages).
     private let configure: @Sendable (ServerSession) -> Void
 
@@ -32,28 +33,22 @@ final class Dialer: @unchecked Sendable {
     var count: Int { sessions.withLock { $0.count } }
 
     func connect() -> any MessageChannel {
-        let (clientEnd, serverEnd) = PipeStream.pair()
-        let done = DispatchSemaphore(value: 0)
-        let (store, clientID, configure) = (server.store, client.nodeID, configure)
-        Thread.detachNewThread {
+        let configure = configure
+        let served = ServedPipe(server.store, for: client.nodeID) { store in
             let session = ServerSession(store: store, logger: quietLogger)
             configure(session)
-            session.serve(FramedChannel(stream: serverEnd), certificateNodeID: clientID)
-            done.signal()
+            return session
         }
         let attempt = sessions.withLock {
-            $0.append((clientEnd, done))
+            $0.append(served)
             return $0.count
         }
-        return FramedChannel(stream: wrap(attempt, clientEnd))
+        return FramedChannel(stream: wrap(attempt, served.clientEnd))
     }
 
     /// Closes every client end and waits for the server threads.
     func finish() {
-        for (end, done) in sessions.withLock({ $0 }) {
-            end.close()
-            done.wait()
-        }
+        for served in sessions.withLock({ $0 }) { served.close() }
     }
 }
 

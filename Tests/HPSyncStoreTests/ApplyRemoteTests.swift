@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -83,7 +84,7 @@ struct ApplyRemoteTests {
 
     @Test func clockGuardRefusesFutureStampsAndAppliesTheRest() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(1_700_000_000_000)
+        let clock = TestClock(1_700_000_000_000)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let future = Fixtures.remoteItem(
             ItemKey.random(), stamp: VersionStamp(milliseconds: 1_700_000_000_000 + 11 * 60 * 1000).rawValue)
@@ -99,10 +100,10 @@ struct ApplyRemoteTests {
     @Test func stagedImagesAreVerifiedAndPlaced() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let bytes = Fixtures.jpeg(3)
+        let bytes = jpeg(3)
         let ref = Fixtures.ref(bytes)
         let bad = try store.stageImage(expected: ref)
-        try (Fixtures.jpeg(4)).withUnsafeBytes { try bad.write($0) }
+        try (jpeg(4)).withUnsafeBytes { try bad.write($0) }
         #expect(throws: StoreError.self) { try bad.finish() }
         let over = try store.stageImage(expected: ImageRef(digest: ref.digest, size: 2))
         #expect(throws: StoreError.stagingOverflow(expected: 2)) { try bytes.withUnsafeBytes { try over.write($0) } }
@@ -134,7 +135,7 @@ struct ApplyRemoteTests {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let peerStore = StoreID.random()
-        let missingImage = Fixtures.remoteItem(ItemKey.random(), stamp: base, image: Fixtures.ref(Fixtures.jpeg()))
+        let missingImage = Fixtures.remoteItem(ItemKey.random(), stamp: base, image: Fixtures.ref(jpeg()))
         let fine = Fixtures.remoteItem(ItemKey.random(), stamp: base)
         #expect(throws: StoreError.self) {
             try store.applyRemote(

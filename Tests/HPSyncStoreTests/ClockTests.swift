@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -8,7 +9,7 @@ import Testing
 struct ClockTests {
     @Test func stampsNeverGoBackwardsEvenAcrossRestarts() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(2_000_000_000_000)
+        let clock = TestClock(2_000_000_000_000)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let first = try store.add(ItemDraft(name: "a"))
         #expect(first.version.stamp == VersionStamp(milliseconds: 2_000_000_000_000))
@@ -18,14 +19,14 @@ struct ClockTests {
         let sameMillisecond = try store.add(ItemDraft(name: "c"))
         #expect(sameMillisecond.version.stamp.rawValue == second.version.stamp.rawValue + 1)
 
-        let reopened = try Fixtures.reopen(store, clock: ManualClock(500_000_000_000))
+        let reopened = try Fixtures.reopen(store, clock: TestClock(500_000_000_000))
         let third = try reopened.add(ItemDraft(name: "d"))
         #expect(third.version.stamp > sameMillisecond.version.stamp)
     }
 
     @Test func remoteStampsRaiseTheHighWaterMark() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(1_000_000)
+        let clock = TestClock(1_000_000)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let remote = Fixtures.remoteItem(ItemKey.random(), stamp: VersionStamp(milliseconds: 1_000_500).rawValue)
         _ = try store.applyRemote([IncomingRecord(item: remote)], checkpoint: nil)

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -9,7 +10,7 @@ struct ConcurrencyTests {
         let dir = TempDirectory()
         let first = try Fixtures.makeStore(dir)
         let second = try Fixtures.reopen(first)
-        let image = dir.file("i.jpg", Fixtures.jpeg(7))
+        let image = dir.file("i.jpg", jpeg(7))
         let shared = try first.add(ItemDraft(name: "shared"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for store in [first, second] {

@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -14,7 +15,7 @@ import Testing
     /// A store with three items made on day 0, `old` deleted on day 1 and `recent` on day 100.
     struct Fixture {
         let dir = TempDirectory()
-        let clock = ManualClock(GCTests.start)
+        let clock = TestClock(GCTests.start)
         let store: Store
         let old: ItemKey
         let recent: ItemKey
@@ -105,10 +106,10 @@ import Testing
     /// the final page; newer ones stay.
     @Test func reconciliationDeletesUnlistedOldItemsWithTheFinalPage() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(Self.start)
+        let clock = TestClock(Self.start)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let listed = try store.add(ItemDraft(name: "still at the source")).key
-        let gone = try store.add(ItemDraft(name: "deleted at the source", imageFile: dir.file("a", Fixtures.jpeg())))
+        let gone = try store.add(ItemDraft(name: "deleted at the source", imageFile: dir.file("a", jpeg())))
             .key
         clock.set(Self.start + 10 * Self.day)
         let newer = try store.add(ItemDraft(name: "newer than the horizon")).key
@@ -144,7 +145,7 @@ import Testing
 
     @Test func anInterruptedReconciliationContinuesOrRestarts() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(Self.start)
+        let clock = TestClock(Self.start)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let a = try store.add(ItemDraft(name: "a")).key
         let b = try store.add(ItemDraft(name: "b")).key

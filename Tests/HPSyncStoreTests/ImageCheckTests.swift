@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -11,7 +12,7 @@ import Testing
     @Test func filesGoneOrOfTheWrongSizeAreRememberedToHeal() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let photos = (1...4).map { Fixtures.jpeg(UInt8($0), count: 100 * $0) }
+        let photos = (1...4).map { jpeg(UInt8($0), size: 100 * $0) }
         let items = try photos.enumerated().map { index, photo in
             try store.add(ItemDraft(name: "Item \(index)", imageFile: dir.file("\(index).jpg", photo)))
         }
@@ -39,7 +40,7 @@ import Testing
     @Test func theCheckIsCheapAtTwoThousandImages() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let photo = Fixtures.jpeg(5, count: 2000)
+        let photo = jpeg(5, size: 2000)
         let keys = (0..<2000).map { _ in try! ItemKey(UUID().uuidString) }
         try store.write { db in
             for (index, key) in keys.enumerated() {

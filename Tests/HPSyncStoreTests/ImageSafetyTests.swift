@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -13,49 +14,49 @@ struct ImageSafetyTests {
         let store = try Fixtures.makeStore(dir)
         let mode = { try store.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } }
         #expect(try mode() == 2, "FULL at open")
-        _ = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+        _ = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         #expect(try mode() == 2, "FULL after a write with an image (its journal cleanup runs NORMAL)")
         #expect(try Fixtures.reopen(store).write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
     }
 
     @Test func crashAfterTempWrittenLeavesOnlyAnOrphanThatIsSwept() throws {
         let dir = TempDirectory()
-        let crash = Locked(false)
+        let crash = HPSyncStore.Locked(false)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterTempWritten, while: crash))
-        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         crash.set(true)
-        #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", Fixtures.jpeg(2))) }
+        #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", jpeg(2))) }
         #expect(try store.item(item.key) == item)
         #expect(Fixtures.imageFiles(store).contains { $0.hasPrefix(".tmp-") })
         let reopened = try Fixtures.reopen(store)
         #expect(Fixtures.imageFiles(reopened) == [item.key.rawValue])
-        #expect(Fixtures.bytes(reopened.imageFileURL(for: item.key)) == Fixtures.jpeg(1))
+        #expect(Fixtures.bytes(reopened.imageFileURL(for: item.key)) == jpeg(1))
         #expect(try reopened.verify(repair: false).isClean)
     }
 
     @Test func crashAfterCommitIsRolledForwardOnOpen() throws {
         let dir = TempDirectory()
-        let crash = Locked(false)
+        let crash = HPSyncStore.Locked(false)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
-        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         crash.set(true)
-        #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", Fixtures.jpeg(2))) }
-        #expect(try store.item(item.key)?.image == Fixtures.ref(Fixtures.jpeg(2)))
+        #expect(throws: SimulatedCrash.self) { try store.setImage(item.key, from: dir.file("2.jpg", jpeg(2))) }
+        #expect(try store.item(item.key)?.image == Fixtures.ref(jpeg(2)))
         let before = try store.verify(repair: false)
         #expect(before.pending == [item.key])
         #expect(before.mismatchedImages.isEmpty)
         let reopened = try Fixtures.reopen(store)
-        #expect(Fixtures.bytes(reopened.imageFileURL(for: item.key)) == Fixtures.jpeg(2))
+        #expect(Fixtures.bytes(reopened.imageFileURL(for: item.key)) == jpeg(2))
         #expect(Fixtures.imageFiles(reopened) == [item.key.rawValue])
         #expect(try reopened.verify(repair: false).isClean)
     }
 
     @Test func verifyRepairRollsForwardToo() throws {
         let dir = TempDirectory()
-        let crash = Locked(true)
+        let crash = HPSyncStore.Locked(true)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         #expect(throws: SimulatedCrash.self) {
-            try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+            try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         }
         crash.set(false)
         #expect(try !store.verify(repair: false).isClean)
@@ -67,13 +68,13 @@ struct ImageSafetyTests {
     @Test func deleteCommitsTheTombstoneThenUnlinks() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
+        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         _ = try store.delete([item.key])
         #expect(try store.item(item.key)?.deleted == true)
         #expect(try store.item(item.key)?.image == nil)
         #expect(Fixtures.imageFiles(store).isEmpty)
         // A crash between the commit and the unlink leaves the file: it is an orphan, swept on open.
-        _ = dir.file("store/images/\(item.key.rawValue)", Fixtures.jpeg(1))
+        _ = dir.file("store/images/\(item.key.rawValue)", jpeg(1))
         #expect(try !store.verify(repair: false).isClean)
         let reopened = try Fixtures.reopen(store)
         #expect(Fixtures.imageFiles(reopened).isEmpty)
@@ -162,8 +163,8 @@ struct ImageSafetyTests {
     @Test func tamperedImageIsReported() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", Fixtures.jpeg(1))))
-        try Data(Fixtures.jpeg(9)).write(to: store.imageFileURL(for: item.key))
+        let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
+        try Data(jpeg(9)).write(to: store.imageFileURL(for: item.key))
         #expect(try store.verify(repair: true).mismatchedImages == [item.key])
         try FileManager.default.removeItem(at: store.imageFileURL(for: item.key))
         #expect(try store.verify(repair: false).missingImages == [item.key])
@@ -174,7 +175,7 @@ extension StoreConfiguration {
     /// The tests' configuration, with a `SimulatedCrash` thrown at `point` while `crash` is set
     /// (hooks come with the configuration a store is opened with).
     static func crashing(
-        _ point: WritableKeyPath<TestHooks, (@Sendable () throws -> Void)?>, while crash: Locked<Bool>
+        _ point: WritableKeyPath<TestHooks, (@Sendable () throws -> Void)?>, while crash: HPSyncStore.Locked<Bool>
     ) -> StoreConfiguration {
         var configuration = Fixtures.configuration
         configuration.testHooks[keyPath: point] = { if crash.get() { throw SimulatedCrash() } }

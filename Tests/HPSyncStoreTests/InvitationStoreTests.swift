@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -12,7 +13,7 @@ import Testing
 
     @Test func anInvitationAddsThePeerOnceAndOnlyOnce() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
         let (secret, invitation) = try store.createInvitation(
             permission: .readWrite, name: nil, lifetimeMilliseconds: hour)
@@ -34,7 +35,7 @@ import Testing
 
     @Test func anExpiredInvitationIsRefusedAndAddsNobody() throws {
         let dir = TempDirectory()
-        let clock = ManualClock(1_700_000_000_000)
+        let clock = TestClock(1_700_000_000_000)
         let store = try Fixtures.makeStore(dir, clock: clock)
         let (secret, _) = try store.createInvitation(permission: .read, name: "box", lifetimeMilliseconds: hour)
         clock.set(1_700_000_000_000 + UInt64(hour))

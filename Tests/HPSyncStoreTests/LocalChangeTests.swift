@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -46,7 +47,7 @@ struct LocalChangeTests {
             dir, configuration: StoreConfiguration(maxImageBytes: 100, sweepAgeSeconds: 0))
         let text = dir.file("notes.txt", Array("hello, not an image".utf8))
         #expect(throws: StoreError.notAnImage(path: text.path)) { try store.add(ItemDraft(name: "x", imageFile: text)) }
-        let big = dir.file("big.jpg", Fixtures.jpeg(count: 200))
+        let big = dir.file("big.jpg", jpeg(size: 200))
         #expect(throws: StoreError.self) { try store.add(ItemDraft(name: "x", imageFile: big)) }
         #expect(try store.items().isEmpty)
         #expect(Fixtures.imageFiles(store).isEmpty)
@@ -61,10 +62,10 @@ struct LocalChangeTests {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let item = try store.add(ItemDraft(name: "x"))
-        let first = try store.setImage(item.key, from: dir.file("1.jpg", Fixtures.jpeg(1)))
-        #expect(first.image == Fixtures.ref(Fixtures.jpeg(1)))
-        let second = try store.setImage(item.key, from: dir.file("2.jpg", Fixtures.jpeg(2)))
-        #expect(Fixtures.bytes(store.imageFileURL(for: item.key)) == Fixtures.jpeg(2))
+        let first = try store.setImage(item.key, from: dir.file("1.jpg", jpeg(1)))
+        #expect(first.image == Fixtures.ref(jpeg(1)))
+        let second = try store.setImage(item.key, from: dir.file("2.jpg", jpeg(2)))
+        #expect(Fixtures.bytes(store.imageFileURL(for: item.key)) == jpeg(2))
         #expect(second.version > first.version)
         let removed = try store.removeImage(item.key)
         #expect(removed.image == nil)
@@ -90,7 +91,7 @@ struct LocalChangeTests {
         #expect(throws: StoreError.storeExists(path: store.directory.path)) { try Fixtures.makeStore(dir) }
         let missing = dir.url.appendingPathComponent("nothing")
         #expect(throws: StoreError.noStore(path: missing.path)) {
-            try Store.open(at: missing, logger: Fixtures.logger)
+            try Store.open(at: missing, logger: quietLogger)
         }
         let reopened = try Fixtures.reopen(store)
         #expect(reopened.storeID == store.storeID && reopened.nodeID == store.nodeID)

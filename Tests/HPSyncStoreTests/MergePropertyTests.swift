@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import PropertyBased
 import Testing
 
@@ -12,7 +13,7 @@ struct MergePropertyTests {
         let keys = (0..<3).map { _ in ItemKey.random() }
         let origins = [Fixtures.nodeA, Fixtures.nodeB]
         await propertyCheck(count: 20, input: Gen.int(in: 0...1_000_000)) { seed in
-            var generator = SplitMix(seed: UInt64(seed))
+            var generator = SplitMix64(seed: UInt64(seed))
             var versions: [Item] = []
             for index in 0..<12 {
                 let key = keys[Int.random(in: 0..<keys.count, using: &generator)]
@@ -35,18 +36,5 @@ struct MergePropertyTests {
             #expect(try! one.items(includeDeleted: true) == two.items(includeDeleted: true))
             withExtendedLifetime((dirOne, dirTwo)) {}
         }
-    }
-}
-
-/// A small seeded generator so a failing case can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,30 +1,11 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Logging
 import Testing
 
 @testable import HPSyncStore
-
-/// A wall clock the test sets, forwards and back.
-final class ManualClock: WallClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: UInt64
-
-    init(_ now: UInt64 = 1_700_000_000_000) { self.now = now }
-
-    func nowMilliseconds() -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return now
-    }
-
-    func set(_ value: UInt64) {
-        lock.lock()
-        now = value
-        lock.unlock()
-    }
-}
 
 /// A temporary directory removed when the test ends.
 final class TempDirectory {
@@ -45,15 +26,9 @@ final class TempDirectory {
 }
 
 enum Fixtures {
-    static let logger = Logger(label: "test")
     static let nodeA = NodeID(certificateDER: Array("node A".utf8))
     static let nodeB = NodeID(certificateDER: Array("node B".utf8))
     static let configuration = StoreConfiguration(sweepAgeSeconds: 0)
-
-    /// A tiny "JPEG": the magic bytes and some junk, enough for the format check.
-    static func jpeg(_ seed: UInt8 = 1, count: Int = 64) -> [UInt8] {
-        [0xFF, 0xD8, 0xFF, 0xE0] + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
-    }
 
     static func png(_ seed: UInt8 = 2) -> [UInt8] {
         [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<32).map { UInt8(truncatingIfNeeded: $0 &+ Int(seed)) }
@@ -64,16 +39,16 @@ enum Fixtures {
     }
 
     static func makeStore(
-        _ dir: TempDirectory, clock: ManualClock = ManualClock(), node: NodeID = nodeA,
+        _ dir: TempDirectory, clock: TestClock = TestClock(), node: NodeID = nodeA,
         configuration: StoreConfiguration = Fixtures.configuration
     ) throws -> Store {
         try Store.create(
             at: dir.url.appendingPathComponent("store"), nodeID: node, configuration: configuration, clock: clock,
-            logger: logger)
+            logger: quietLogger)
     }
 
-    static func reopen(_ store: Store, clock: ManualClock = ManualClock()) throws -> Store {
-        try Store.open(at: store.directory, configuration: configuration, clock: clock, logger: logger)
+    static func reopen(_ store: Store, clock: TestClock = TestClock()) throws -> Store {
+        try Store.open(at: store.directory, configuration: configuration, clock: clock, logger: quietLogger)
     }
 
     static func remoteItem(

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -17,7 +18,7 @@ struct TransferTests {
         _ = try store.add(
             ItemDraft(
                 name: "Camera, \"good\"", serialNumber: "S-1", valueInDollars: 350, dateCreatedMilliseconds: 1_234_567,
-                imageFile: dir.file("c.jpg", Fixtures.jpeg(5))))
+                imageFile: dir.file("c.jpg", jpeg(5))))
         let gone = try store.add(ItemDraft(name: "Gone", valueInDollars: 1))
         _ = try store.add(ItemDraft(name: "Plain\nname", valueInDollars: -3, dateCreatedMilliseconds: -1))
         _ = try store.delete([gone.key])

@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -8,9 +9,9 @@ import Testing
 @Suite struct TrashTests {
     @Test func replacedVersionsAreKeptWithTheirImagesAndRestoreAsLocalEdits() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
-        let photo = Fixtures.jpeg(7)
+        let photo = jpeg(7)
         let sofa = try store.add(ItemDraft(name: "Sofa", valueInDollars: 900, imageFile: dir.file("sofa.jpg", photo)))
         let lamp = try store.add(ItemDraft(name: "Lamp", serialNumber: "L-1", valueInDollars: 20))
         _ = try store.applyRemote(
@@ -41,9 +42,9 @@ import Testing
 
     @Test func withoutTheFlagNothingIsKeptAndPurgeHonoursAge() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
-        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(1))))
+        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", jpeg(1))))
         let b = try store.add(ItemDraft(name: "B"))
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1, deleted: true))],
@@ -67,12 +68,12 @@ import Testing
     @Test func theApplysParameterDecides() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", Fixtures.jpeg(3))))
+        let a = try store.add(ItemDraft(name: "A", imageFile: dir.file("a.jpg", jpeg(3))))
         let b = try store.add(ItemDraft(name: "B"))
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(a.key, stamp: a.version.stamp.rawValue + 1, deleted: true))],
             checkpoint: nil, keepReplaced: true)
-        #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(Fixtures.jpeg(3)))
+        #expect(try store.trashEntries(key: a.key).first?.image == Fixtures.ref(jpeg(3)))
         _ = try store.applyRemote(
             [IncomingRecord(item: Fixtures.remoteItem(b.key, stamp: b.version.stamp.rawValue + 1))],
             checkpoint: nil, keepReplaced: false)
@@ -85,9 +86,9 @@ import Testing
         let dir = TempDirectory()
         let store: Store
         let lamp: Item
-        let photo = Fixtures.jpeg(9)
+        let photo = jpeg(9)
         /// Set, the store crashes after a commit, before its image is renamed into place.
-        let crash = Locked(false)
+        let crash = HPSyncStore.Locked(false)
 
         init() throws {
             store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
@@ -129,7 +130,7 @@ import Testing
                     item: Fixtures.remoteItem(chair.key, name: "Chair v2", stamp: chair.version.stamp.rawValue + 1))
             ],
             checkpoint: nil, keepReplaced: true)
-        _ = try store.setImage(chair.key, from: dir.file("chair.jpg", Fixtures.jpeg(4)))
+        _ = try store.setImage(chair.key, from: dir.file("chair.jpg", jpeg(4)))
         let seq = try store.lastSeq
         let restored = try store.restoreFromTrash(key: chair.key)
         #expect(try store.lastSeq == seq + 1)
@@ -156,7 +157,7 @@ import Testing
         let trashed = f.store.directory.appendingPathComponent("trash").appendingPathComponent(
             SHA256.hash(f.photo).hex)
         try FileManager.default.removeItem(at: trashed)
-        try Data(Fixtures.jpeg(10)).write(to: trashed)
+        try Data(jpeg(10)).write(to: trashed)
         let before = try f.store.item(f.lamp.key)
         let seq = try f.store.lastSeq
         #expect {

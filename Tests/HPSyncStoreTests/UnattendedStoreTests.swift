@@ -2,6 +2,7 @@ import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncStore
+import HPSyncTesting
 import Testing
 
 @Suite struct SyncLockTests {
@@ -36,7 +37,7 @@ import Testing
 @Suite struct PeerSyncStateTests {
     @Test func successClearsTheErrorAndRemovedPeersAreHidden() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
         try store.addPeer(Peer(name: "nas", nodeID: Fixtures.nodeB, permission: .read))
         try store.recordSyncFailure(peer: "nas", direction: .pull, message: "connection refused")

@@ -1,8 +1,8 @@
 import Foundation
 import HPSyncStore
+import HPSyncTesting
 import Hummingbird
 import HummingbirdTesting
-import Synchronization
 import Testing
 
 @testable import HPSyncWeb
@@ -10,18 +10,13 @@ import Testing
 /// Edits made in the browser are local edits like any other: when the store's clock high-water
 /// mark is ahead, every page says so, as every command does on the terminal (issue 12 §3).
 @Suite struct WebClockBannerTests {
-    final class SettableClock: WallClock {
-        let now = Atomic<UInt64>(1_800_000_000_000)
-        func nowMilliseconds() -> UInt64 { now.load(ordering: .relaxed) }
-    }
-
     @Test func everyPageWarnsWhenEditsWouldBeStampedInTheFuture() async throws {
-        let clock = SettableClock()
+        let clock = TestClock(1_800_000_000_000)
         let fixture = try WebFixture(clock: clock)
         // The clock ran a day ahead while this item was added, then was set right.
-        clock.now.add(86_400_000, ordering: .relaxed)
+        clock.advance(milliseconds: 86_400_000)
         let item = try fixture.store.add(ItemDraft(name: "Made while ahead <b>", valueInDollars: 1))
-        clock.now.subtract(86_400_000, ordering: .relaxed)
+        clock.set(1_800_000_000_000)
         try await fixture.test { client in
             for uri in ["/", "/sync", "/report", "/new", "/items/\(item.key)"] {
                 let page = try await client.execute(uri: uri, method: .get, headers: fixture.cookie)

@@ -2,10 +2,10 @@ import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncStore
+import HPSyncTesting
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Logging
 import NIOCore
 
 @testable import HPSyncWeb
@@ -28,7 +28,7 @@ final class WebFixture: @unchecked Sendable {
         store = try Store.create(
             at: directory.appendingPathComponent("store"), nodeID: NodeID(certificateDER: Array("web".utf8)),
             configuration: StoreConfiguration(maxImageBytes: maxImageBytes, busyTimeoutSeconds: busyTimeoutSeconds),
-            clock: clock, logger: Logger(label: "test"))
+            clock: clock, logger: quietLogger)
         worker = StoreWorker(store: store, threads: 2)
         app = try WebApp(worker: worker, secrets: secrets)
     }
@@ -76,11 +76,6 @@ final class WebFixture: @unchecked Sendable {
         var headers = cookie
         headers[.contentType] = "multipart/form-data; boundary=\(boundary)"
         return (headers, ByteBuffer(bytes: body))
-    }
-
-    static func jpeg(_ seed: UInt8 = 1, size: Int = 64) -> [UInt8] {
-        [0xFF, 0xD8, 0xFF, 0xE0] + (0..<size).map { UInt8(truncatingIfNeeded: Int($0) &* 7 &+ Int(seed)) }
-            + [0xFF, 0xD9]
     }
 }
 

@@ -3,6 +3,7 @@ import GRDB
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncStore
+import HPSyncTesting
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -14,7 +15,7 @@ import Testing
 @Suite struct WebItemRouteTests {
     @Test func addWithAPhotoThenServeItCachedByDigest() async throws {
         let fixture = try WebFixture()
-        let photo = WebFixture.jpeg(3)
+        let photo = jpeg(3)
         try await fixture.test { client in
             let (headers, body) = fixture.multipart(
                 [("name", "Camera"), ("serial", "C-1"), ("value", "450")], photo: photo)
@@ -53,11 +54,11 @@ import Testing
             let notPhoto = try await client.execute(uri: "/items", method: .post, headers: textHeaders, body: text)
             #expect(notPhoto.status == .unsupportedMediaType)
             #expect(notPhoto.text.contains("not a photo"))
-            let (bigHeaders, big) = fixture.multipart([], photo: WebFixture.jpeg(1, size: 5000))
+            let (bigHeaders, big) = fixture.multipart([], photo: jpeg(1, size: 5000))
             let tooLarge = try await client.execute(
                 uri: "/items/\(item.key)/photo", method: .post, headers: bigHeaders, body: big)
             #expect(tooLarge.status == .contentTooLarge)
-            let (hugeHeaders, huge) = fixture.multipart([("name", "Huge")], photo: WebFixture.jpeg(1, size: 3 << 20))
+            let (hugeHeaders, huge) = fixture.multipart([("name", "Huge")], photo: jpeg(1, size: 3 << 20))
             let bodyTooLarge = try await client.execute(uri: "/items", method: .post, headers: hugeHeaders, body: huge)
             #expect(bodyTooLarge.status == .contentTooLarge)
             #expect(!bodyTooLarge.text.contains("Error"))
@@ -86,11 +87,11 @@ import Testing
                 uri: "/items/\(item.key)", method: .post, headers: badHeaders, body: bad)
             #expect(refused.status == .badRequest)
             #expect(refused.text.contains("not a whole number"))
-            let (photoHeaders, photo) = fixture.multipart([], photo: WebFixture.jpeg(9))
+            let (photoHeaders, photo) = fixture.multipart([], photo: jpeg(9))
             let replaced = try await client.execute(
                 uri: "/items/\(item.key)/photo", method: .post, headers: photoHeaders, body: photo)
             #expect(replaced.status == .seeOther)
-            #expect(try fixture.store.item(item.key)?.image?.digest == SHA256.hash(WebFixture.jpeg(9)))
+            #expect(try fixture.store.item(item.key)?.image?.digest == SHA256.hash(jpeg(9)))
             let (removeHeaders, remove) = fixture.form([])
             let removed = try await client.execute(
                 uri: "/items/\(item.key)/photo/remove", method: .post, headers: removeHeaders, body: remove)

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncStore
+import HPSyncTesting
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -13,7 +14,7 @@ import Testing
     @Test func theDetailPageShowsAMissingPhotoWithTheRepairCommand() async throws {
         let fixture = try WebFixture()
         let photo = fixture.directory.appendingPathComponent("photo.jpg")
-        try Data(WebFixture.jpeg(5, size: 541)).write(to: photo)
+        try Data(jpeg(5, size: 547)).write(to: photo)
         let item = try fixture.store.add(ItemDraft(name: "Camera", valueInDollars: 10))
         _ = try fixture.store.setImage(item.key, from: photo)
         try FileManager.default.removeItem(at: fixture.store.imageFileURL(for: item.key))

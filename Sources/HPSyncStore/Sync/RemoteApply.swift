@@ -89,7 +89,9 @@ struct RemoteApply {
                     continue
                 }
                 let localLive = local.map { !$0.deleted } ?? false
-                if options.keepReplaced, localLive, let local { try store.trash(db, local, deleted: item.deleted, now: now) }
+                if options.keepReplaced, localLive, let local {
+                    try store.trash(db, local, deleted: item.deleted, now: now)
+                }
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
                         if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }

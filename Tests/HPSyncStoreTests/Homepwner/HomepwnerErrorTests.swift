@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -52,7 +53,7 @@ struct HomepwnerErrorTests {
 
     @Test func corruptedBytesNeverCrash() throws {
         let bytes = HomepwnerFixtures.objectiveCArchive()
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<300 {
             var copy = bytes
             for _ in 0..<3 {
@@ -123,7 +124,7 @@ struct HomepwnerErrorTests {
         let key = fixtures.keys[2]
         let folder = fixtures.folder(
             dir, file: "items.archive", fixtures.swiftArchive(),
-            images: [fixtures.keys[0]: Fixtures.jpeg(), key: Array("not a photo".utf8)])
+            images: [fixtures.keys[0]: jpeg(), key: Array("not a photo".utf8)])
         try expectRefused(folder, file: key.rawValue, mentioning: ["not a JPEG"], dir: dir)
     }
 
@@ -137,14 +138,14 @@ struct HomepwnerErrorTests {
         try FileManager.default.createDirectory(at: named, withIntermediateDirectories: false)
         try expectRefused(folder, file: key.rawValue, mentioning: ["not a regular file"], dir: dir)
         try FileManager.default.removeItem(at: named)
-        try FileManager.default.createSymbolicLink(at: named, withDestinationURL: dir.file("real.jpg", Fixtures.jpeg()))
+        try FileManager.default.createSymbolicLink(at: named, withDestinationURL: dir.file("real.jpg", jpeg()))
         try expectRefused(folder, file: key.rawValue, mentioning: ["not a regular file"], dir: dir)
     }
 
     @Test func anImageOverTheSizeLimit() throws {
         let dir = TempDirectory()
         let key = fixtures.keys[0]
-        let image = Fixtures.jpeg(count: 96)
+        let image = jpeg(size: 100)
         let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive(), images: [key: image])
         try expectRefused(
             folder, file: key.rawValue, mentioning: ["\(image.count) bytes", "over the limit of 99"], dir: dir,

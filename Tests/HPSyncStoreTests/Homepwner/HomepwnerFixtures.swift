@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HPSyncModel
+import HPSyncTesting
 
 @testable import HPSyncStore
 
@@ -46,7 +47,7 @@ enum HomepwnerFixtures {
                 } else {
                     let thumbnail = builder.object(
                         classes: ["UIImage", "NSObject"],
-                        fields: [("UIImageData", builder.value(.data(Fixtures.jpeg(7))))])
+                        fields: [("UIImageData", builder.value(.data(jpeg(7))))])
                     fields.append(("thumbnail", thumbnail))
                 }
                 builder.fill(uid, classes: ["BNRItem", "NSObject"], fields: fields)
@@ -100,7 +101,7 @@ enum HomepwnerFixtures {
                     sql: "INSERT INTO ZBNRITEM VALUES (?, 2, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [
                         index + 1, item.valueInDollars, assetPK, seconds(item), Double(index + 1) * 1.5, item.keyText,
-                        item.name, item.serialNumber, Data(Fixtures.jpeg(3)),
+                        item.name, item.serialNumber, Data(jpeg(3)),
                     ])
             }
         }

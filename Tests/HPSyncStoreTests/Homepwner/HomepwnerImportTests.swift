@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -32,7 +33,7 @@ struct HomepwnerImportTests {
     @Test func objectiveCArchiveWithThumbnail() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let images = [fixtures.keys[0]: Fixtures.jpeg(1), fixtures.keys[2]: Fixtures.png(4)]
+        let images = [fixtures.keys[0]: jpeg(1), fixtures.keys[2]: Fixtures.png(4)]
         let folder = fixtures.folder(dir, file: "items.archive", fixtures.objectiveCArchive(), images: images)
         let report = try store.importHomepwner(from: folder)
         #expect(report.sources == [.init(file: "items.archive", edition: .objectiveC, itemCount: 3)])
@@ -54,7 +55,7 @@ struct HomepwnerImportTests {
     @Test func swiftArchive() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let images = [fixtures.keys[1]: Fixtures.jpeg(5)]
+        let images = [fixtures.keys[1]: jpeg(5)]
         let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive(), images: images)
         let report = try store.importHomepwner(from: folder)
         #expect(report.sources.first?.edition == .swift)
@@ -67,9 +68,9 @@ struct HomepwnerImportTests {
         var items = fixtures.items
         items[0].keyText = items[0].key.rawValue.lowercased()
         let folder = fixtures.folder(dir, file: "items.archive", fixtures.objectiveCArchive(items))
-        try Data(Fixtures.jpeg(8)).write(to: folder.appendingPathComponent(items[0].keyText))
+        try Data(jpeg(8)).write(to: folder.appendingPathComponent(items[0].keyText))
         _ = try store.importHomepwner(from: folder)
-        #expect(try store.item(items[0].key)?.image == Fixtures.ref(Fixtures.jpeg(8)))
+        #expect(try store.item(items[0].key)?.image == Fixtures.ref(jpeg(8)))
     }
 
     @Test func lootLoggerPlist() throws {

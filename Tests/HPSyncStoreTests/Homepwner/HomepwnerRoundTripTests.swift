@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -13,7 +14,7 @@ struct HomepwnerRoundTripTests {
         let store = try Fixtures.makeStore(dir)
         let folder = fixtures.folder(
             dir, file: "items.archive", fixtures.swiftArchive(),
-            images: [fixtures.keys[0]: Fixtures.jpeg(11, count: 5000), fixtures.keys[1]: Fixtures.png(12)])
+            images: [fixtures.keys[0]: jpeg(11, size: 5000), fixtures.keys[1]: Fixtures.png(12)])
         _ = try store.importHomepwner(from: folder)
         return store
     }
@@ -79,7 +80,7 @@ struct HomepwnerRoundTripTests {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let folder = fixtures.folder(
-            dir, file: "items.archive", fixtures.objectiveCArchive(), images: [fixtures.keys[0]: Fixtures.jpeg()])
+            dir, file: "items.archive", fixtures.objectiveCArchive(), images: [fixtures.keys[0]: jpeg()])
         let first = try store.importHomepwner(from: folder)
         #expect(first.changes.inserted.count == 3)
         let seq = try store.lastSeq
@@ -94,7 +95,7 @@ struct HomepwnerRoundTripTests {
 
     @Test func aChangedItemBecomesOneLocalEdit() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
         let folder = fixtures.folder(dir, file: "items.plist", fixtures.lootLoggerPlist())
         _ = try store.importHomepwner(from: folder)
@@ -123,7 +124,7 @@ struct HomepwnerRoundTripTests {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
         let folder = fixtures.folder(
-            dir, file: "items.archive", fixtures.swiftArchive(), images: [fixtures.keys[0]: Fixtures.jpeg()])
+            dir, file: "items.archive", fixtures.swiftArchive(), images: [fixtures.keys[0]: jpeg()])
         let report = try store.importHomepwner(from: folder, options: .init(dryRun: true))
         #expect(report.changes.inserted.count == 3)
         #expect(report.changes.imagesWritten == 1)
@@ -147,10 +148,10 @@ struct HomepwnerRoundTripTests {
     /// beat the GC horizon and would have revived the item on every peer.
     @Test func itemsDeletedHereStayDeletedAfterGCDroppedTheTombstone() throws {
         let dir = TempDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let store = try Fixtures.makeStore(dir, clock: clock)
         let folder = fixtures.folder(
-            dir, file: "items.archive", fixtures.swiftArchive(), images: [fixtures.keys[0]: Fixtures.jpeg()])
+            dir, file: "items.archive", fixtures.swiftArchive(), images: [fixtures.keys[0]: jpeg()])
         _ = try store.importHomepwner(from: folder)
         _ = try store.delete([fixtures.keys[0]])
         clock.set(clock.nowMilliseconds() + 200 * 86_400_000)
@@ -174,7 +175,7 @@ struct HomepwnerRoundTripTests {
     @Test func largeImportsApplyInBatches() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let items = (0..<2500).map { index in
             HomepwnerItem(
                 key: ItemKey.random(using: &generator), name: "Item \(index)", valueInDollars: Int64(index),
