@@ -112,6 +112,9 @@ extension SinkStateMachine {
         let page = work.page
         work.local = local
         let (acceptable, refusals) = holds.screen(page)
+        for entry in acceptable where entry.version.stamp > work.pending.newestRemoteStamp {
+            work.pending.newestRemoteStamp = entry.version.stamp
+        }
         let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
