@@ -92,4 +92,32 @@ import Testing
         #expect(try a.snapshot() == b.snapshot())
         #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
     }
+
+    /// Found by ConvergencePropertyTests (seed SGzkkSnDp7RclT7240IejpvGFsU08EHFPW76UfQkuuk=): a
+    /// version the sink declines (its own, stamped while its clock was a day ahead, is newer) is
+    /// never fetched, so its stamp was never seen; `clock reset` then restamped below it, and the
+    /// source kept its version while the sink spread its own.
+    @Test func aClockResetRestampsAboveAVersionItDeclinedWhileItsClockWasAhead() throws {
+        let clockA = TestClock(Self.start)
+        let clockB = TestClock(Self.start + 300_000)
+        let a = try TestNode("a", clock: clockA)
+        let b = try TestNode("b", clock: clockB)
+        try a.allow(b)
+        try b.allow(a)
+        let made = try b.add("Made on b")
+        try Sync.pull(a, from: b)
+        clockB.set(Self.start + 301_000)
+        let editedOnB = try b.store.edit(made.key, ItemEdit(name: "Edited on b"))
+        clockA.set(Self.start + 86_400_000)
+        _ = try a.store.edit(made.key, ItemEdit(name: "Edited on a while its clock was a day ahead"))
+        try Sync.push(b, to: a)
+        clockA.set(Self.start + 2_000)
+        let reset = try a.store.resetClock()
+        let restamp = try #require(reset.restamped.first)
+        #expect(restamp.new.stamp > editedOnB.version.stamp, "the restamped edit must beat the version it declined")
+        try Sync.push(b, to: a)
+        try Sync.pull(b, from: a)
+        #expect(try a.snapshot() == b.snapshot())
+        #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
+    }
 }

@@ -38,7 +38,7 @@ final class BatchCommitter: @unchecked Sendable {
                 defer { for image in batch.staged { image.discard() } }
                 let outcome = try store.applyRemote(
                     batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile,
-                    keepReplaced: keepReplaced ?? false)
+                    keepReplaced: keepReplaced ?? false, observed: batch.newestRemoteStamp)
                 return Committed(throughSeq: batch.throughSeq, outcome: outcome)
             }
             self.condition.lock()

@@ -24,6 +24,10 @@ struct PendingBatch {
     var lastPage: ManifestPage?
     /// Temporaries of this batch, removed once it is committed or abandoned.
     var staged: [StagedImage] = []
+    /// The newest stamp among the entries of the pages held, fetched or not: a version this
+    /// store declined (its own is newer) still lives on the source, and `clock reset` must
+    /// restamp above it.
+    var newestRemoteStamp = VersionStamp.zero
 
     /// One transaction's worth, as the committer writes it.
     struct Sealed {
@@ -34,6 +38,7 @@ struct PendingBatch {
         var keys: Set<ItemKey>
         var mayRemoveImages: Bool
         var staged: [StagedImage]
+        var newestRemoteStamp: VersionStamp
     }
 
     /// Adds one page's records, checked and with their images; `local` is this store's rows of
@@ -63,6 +68,7 @@ struct PendingBatch {
         guard let lastPage else { return nil }
         return Sealed(
             records: records, checkpoint: checkpoint, reconcile: reconcile,
-            throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged)
+            throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged,
+            newestRemoteStamp: newestRemoteStamp)
     }
 }

@@ -29,6 +29,12 @@ struct ChangeClock {
         if stamp > meta.remoteMark { meta.remoteMark = stamp }
     }
 
+    /// Raises the mark of stamps received from other nodes to a version a peer offered and this
+    /// store declined (its own is newer, so the high-water mark is already above it).
+    mutating func observeDeclined(_ stamp: VersionStamp) {
+        if stamp > meta.remoteMark { meta.remoteMark = stamp }
+    }
+
     /// Lowers the high-water mark (only `Store.resetClock`, which restamps every version above it).
     mutating func resetHighWater(to stamp: VersionStamp) {
         meta.highWater = stamp

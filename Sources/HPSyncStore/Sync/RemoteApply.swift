@@ -25,6 +25,10 @@ struct RemoteApply {
         /// The trash policy: whether the live versions the batch deletes or overwrites (a pull
         /// and a push receiver alike) go to the trash.
         var keepReplaced = false
+        /// The newest stamp the caller saw from the source beside these records (manifest
+        /// entries it declined because this store's version is newer): raises the mark of
+        /// stamps received from other nodes, which `clock reset` restamps above.
+        var observed = VersionStamp.zero
     }
 
     let store: Store
@@ -65,6 +69,7 @@ struct RemoteApply {
         var missingImages: [ItemKey] = []
         try store.write { db in
             var changeClock = try ChangeClock(db, now: now)
+            changeClock.observeDeclined(options.observed)
             var journaledHere: [(key: ItemKey, temp: String)] = []
             var supersededHere: [String] = []
             var unlinkHere: [ItemKey] = []
@@ -259,11 +264,12 @@ extension Store {
     /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
     public func applyRemote(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
-        keepReplaced: Bool = false
+        keepReplaced: Bool = false, observed: VersionStamp = .zero
     ) throws -> ApplyOutcome {
         try RemoteApply(
             store: self, records: records,
-            options: RemoteApply.Options(checkpoint: checkpoint, reconcile: reconcile, keepReplaced: keepReplaced)
+            options: RemoteApply.Options(
+                checkpoint: checkpoint, reconcile: reconcile, keepReplaced: keepReplaced, observed: observed)
         ).run()
     }
 }
