@@ -50,9 +50,8 @@ public final class SyncClient {
     {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .pull, peer: peerName)
-        report.dryRun = options.dryRun
-        let server = try handshake(channel, intent: .pull, serverNodeID: serverNodeID, options: options)
-        report.clockSkew = compareClocks(server, peerName: peerName)
+        let server = try begin(
+            &report, channel, intent: .pull, serverNodeID: serverNodeID, peerName: peerName, options: options)
         // Images this store lost or found damaged come first, by digest, from a version-3 server
         // (Protocol.md §5.7): a pull heals what the manifest would never resend. Files gone or
         // of the wrong size since are found here cheaply (no hashing; rot is `verify`'s).
@@ -109,9 +108,8 @@ public final class SyncClient {
     {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .push, peer: peerName)
-        report.dryRun = options.dryRun
-        let server = try handshake(channel, intent: .push, serverNodeID: serverNodeID, options: options)
-        report.clockSkew = compareClocks(server, peerName: peerName)
+        let server = try begin(
+            &report, channel, intent: .push, serverNodeID: serverNodeID, peerName: peerName, options: options)
         // What was offered before counts only if this store still has that history; the server
         // skips what it has when everything is offered again.
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
@@ -179,6 +177,18 @@ public final class SyncClient {
 
     /// Says, before any record is judged, when the server's clock and ours differ by more than
     /// the skew: which is ahead of which (the report carries it to the user).
+    /// What a pull and a push start with: the handshake, and the report told the dry run and
+    /// how the clocks compare.
+    private func begin(
+        _ report: inout SyncReport, _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID,
+        peerName: String, options: Options
+    ) throws -> HelloMessage {
+        report.dryRun = options.dryRun
+        let server = try handshake(channel, intent: intent, serverNodeID: serverNodeID, options: options)
+        report.clockSkew = compareClocks(server, peerName: peerName)
+        return server
+    }
+
     private func compareClocks(_ server: HelloMessage, peerName: String) -> ClockSkew? {
         let skew = ClientHandshake.clockSkew(
             server: server, peerName: peerName, localMilliseconds: store.nowMilliseconds(),
