@@ -111,11 +111,11 @@ import Testing
     @Test func aKeyInTheBatchStillCommittingWaitsForIt() throws {
         let a = try TestNode("a")
         // Before each batch of remote records b applies, while armed.
-        let slowOnce = HPSyncStore.Locked(true)
-        let armed = HPSyncStore.Locked(false)
+        let slowOnce = Locked(true)
+        let armed = Locked(false)
         var configuration = StoreConfiguration()
         configuration.testHooks.beforeApply = {
-            guard armed.get(), slowOnce.get() else { return }
+            guard armed.current, slowOnce.current else { return }
             slowOnce.set(false)
             Thread.sleep(forTimeInterval: 0.5)
         }
@@ -138,7 +138,7 @@ import Testing
             try a.setImage(first.key, jpeg(1))
         }
         #expect(changedBack)
-        #expect(!slowOnce.get(), "the slow commit happened")
+        #expect(!slowOnce.current, "the slow commit happened")
         #expect(report.manifestEntries == 4_502)
         #expect(try b.snapshot() == a.snapshot())
         #expect(b.imageBytes(first.key).map { SHA256.hash($0) } == SHA256.hash(jpeg(1)))

@@ -49,12 +49,10 @@ import Testing
         func pull(
             rule: MassDeleteGuard, pageSize: Int, announce: @escaping @Sendable (Int64) -> Int64
         ) throws -> SyncReport {
-            let dialer = Dialer(
-                sink, to: source,
-                configure: { session in
-                    session.announcing = announce
-                    session.pageSize = pageSize
-                })
+            var hooks = EngineTestHooks()
+            hooks.announcing = announce
+            hooks.pageSize = pageSize
+            let dialer = Dialer(sink, to: source, testHooks: hooks)
             defer { dialer.finish() }
             return try runPull(sink, from: source, over: dialer, peerName: "source", guard: rule)
         }

@@ -20,10 +20,10 @@ import Testing
         throws -> SyncReport
     {
         try Sync.session(client, server, .pipe) { channel in
-            var options = SyncClient.Options()
-            options.maxVersion = maxVersion
-            return try SyncClient(store: client.store, logger: quietLogger).push(
-                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+            var hooks = EngineTestHooks()
+            hooks.maxVersion = maxVersion
+            return try SyncClient(store: client.store, logger: quietLogger, testHooks: hooks).push(
+                over: channel, serverNodeID: server.nodeID, peerName: server.name)
         } wrap: {
             $0
         }

@@ -16,28 +16,26 @@ final class Dialer: @unchecked Sendable {
     private let client: TestNode
     private let wrap: @Sendable (Int, any ByteStream) -> any ByteStream
     private let sessions = Mutex<[ServedPipe]>([])
-    /// How the server's sessions are set up (a faulty announcement, small pages).
-    private let configure: @Sendable (ServerSession) -> Void
+    /// How the server's sessions misbehave (a faulty announcement, small pages).
+    private let testHooks: EngineTestHooks
 
     init(
         _ client: TestNode, to server: TestNode,
         wrap: @escaping @Sendable (Int, any ByteStream) -> any ByteStream = { $1 },
-        configure: @escaping @Sendable (ServerSession) -> Void = { _ in }
+        testHooks: EngineTestHooks = EngineTestHooks()
     ) {
         self.client = client
         self.server = server
         self.wrap = wrap
-        self.configure = configure
+        self.testHooks = testHooks
     }
 
     var count: Int { sessions.withLock { $0.count } }
 
     func connect() -> any MessageChannel {
-        let configure = configure
+        let testHooks = testHooks
         let served = ServedPipe(server.store, for: client.nodeID) { store in
-            let session = ServerSession(store: store, logger: quietLogger)
-            configure(session)
-            return session
+            ServerSession(store: store, logger: quietLogger, testHooks: testHooks)
         }
         let attempt = sessions.withLock {
             $0.append(served)

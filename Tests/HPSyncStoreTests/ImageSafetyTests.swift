@@ -21,7 +21,7 @@ struct ImageSafetyTests {
 
     @Test func crashAfterTempWrittenLeavesOnlyAnOrphanThatIsSwept() throws {
         let dir = TempDirectory()
-        let crash = HPSyncStore.Locked(false)
+        let crash = Locked(false)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterTempWritten, while: crash))
         let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         crash.set(true)
@@ -36,7 +36,7 @@ struct ImageSafetyTests {
 
     @Test func crashAfterCommitIsRolledForwardOnOpen() throws {
         let dir = TempDirectory()
-        let crash = HPSyncStore.Locked(false)
+        let crash = Locked(false)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         let item = try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         crash.set(true)
@@ -53,7 +53,7 @@ struct ImageSafetyTests {
 
     @Test func verifyRepairRollsForwardToo() throws {
         let dir = TempDirectory()
-        let crash = HPSyncStore.Locked(true)
+        let crash = Locked(true)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         #expect(throws: SimulatedCrash.self) {
             try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
@@ -175,10 +175,10 @@ extension StoreConfiguration {
     /// The tests' configuration, with a `SimulatedCrash` thrown at `point` while `crash` is set
     /// (hooks come with the configuration a store is opened with).
     static func crashing(
-        _ point: WritableKeyPath<TestHooks, (@Sendable () throws -> Void)?>, while crash: HPSyncStore.Locked<Bool>
+        _ point: WritableKeyPath<TestHooks, (@Sendable () throws -> Void)?>, while crash: Locked<Bool>
     ) -> StoreConfiguration {
         var configuration = Fixtures.configuration
-        configuration.testHooks[keyPath: point] = { if crash.get() { throw SimulatedCrash() } }
+        configuration.testHooks[keyPath: point] = { if crash.current { throw SimulatedCrash() } }
         return configuration
     }
 }

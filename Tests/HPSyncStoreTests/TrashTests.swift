@@ -88,7 +88,7 @@ import Testing
         let lamp: Item
         let photo = jpeg(9)
         /// Set, the store crashes after a commit, before its image is renamed into place.
-        let crash = HPSyncStore.Locked(false)
+        let crash = Locked(false)
 
         init() throws {
             store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))

@@ -18,6 +18,8 @@ public final class Locked<Value>: @unchecked Sendable {
 
     public var current: Value { withLock { $0 } }
 
+    public func set(_ newValue: Value) { withLock { $0 = newValue } }
+
     /// Waits until `predicate` holds or `timeout` passes; returns whether it holds.
     @discardableResult
     public func wait(timeout: TimeInterval = .infinity, until predicate: (Value) -> Bool) -> Bool {

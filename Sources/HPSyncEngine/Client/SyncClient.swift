@@ -26,8 +26,6 @@ public final class SyncClient {
         /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
         /// keeps none.
         public var keepReplaced: Bool?
-        /// The highest protocol version to offer (tests play an older peer with it).
-        var maxVersion = ProtocolLimits.maxVersion
         public init() {}
     }
 
@@ -36,10 +34,17 @@ public final class SyncClient {
 
     let store: Store
     private let logger: Logger
+    private let testHooks: EngineTestHooks
 
-    public init(store: Store, logger: Logger) {
+    public convenience init(store: Store, logger: Logger) {
+        self.init(store: store, logger: logger, testHooks: EngineTestHooks())
+    }
+
+    /// The same, with `testHooks` making the client an older or faulty peer (tests only).
+    init(store: Store, logger: Logger, testHooks: EngineTestHooks) {
         self.store = store
         self.logger = logger
+        self.testHooks = testHooks
     }
 
     /// Pulls the server's changes over `channel`; `serverNodeID` is what TLS authenticated.
@@ -121,7 +126,8 @@ public final class SyncClient {
             channel.close()
             throw SyncError.needsReconciliation(peer: peerName, detail: message)
         }
-        let source = SourceSession(channel: channel, store: store, version: server.version, logger: logger)
+        let source = SourceSession(
+            channel: channel, store: store, version: server.version, logger: logger, testHooks: testHooks)
         // Every key changed after `since` is one manifest entry, and the live ones' images are
         // what may cross: the totals behind the ETA.
         let total = options.progress == nil ? nil : try store.feedCounts(after: start.since)
@@ -217,7 +223,7 @@ public final class SyncClient {
         let hello = ClientHandshake.hello(
             intent: intent, dryRun: options.dryRun, nodeID: store.nodeID, storeID: store.storeID,
             software: options.software, clockMilliseconds: store.nowMilliseconds(), minVersion: minVersion,
-            maxVersion: options.maxVersion)
+            maxVersion: testHooks.maxVersion)
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: hello, serverNodeID: serverNodeID) {

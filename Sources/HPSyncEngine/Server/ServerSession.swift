@@ -16,10 +16,7 @@ public final class ServerSession {
     private let preAuthorizationDeadline: ContinuousClock.Instant?
     /// Set by the handshake when the client's clock and ours differ by more than the skew.
     private var clockSkew: ClockSkew?
-    /// Tests only: replaces the tombstone count a pull's first page announces (a faulty source).
-    var announcing: (@Sendable (Int64) -> Int64)?
-    /// Tests only: entries per manifest page of a pull.
-    var pageSize = ProtocolLimits.manifestPageSize
+    private let testHooks: EngineTestHooks
     private let admit: () -> Bool
     /// How long the versions a received push deletes or overwrites stay in the trash
     /// (milliseconds; 0 keeps none). Older trash is purged after each push.
@@ -31,11 +28,25 @@ public final class ServerSession {
     ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
     ///     and the client is told ERROR_BUSY instead of the server's Hello.
     ///   - keepDeletedMilliseconds: the trash retention for what received pushes replace.
-    public init(
+    public convenience init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
         preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
         shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0
     ) {
+        self.init(
+            store: store, logger: logger, software: software, preAuthorizationDeadline: preAuthorizationDeadline,
+            admit: admit, shouldStop: shouldStop, keepDeletedMilliseconds: keepDeletedMilliseconds,
+            testHooks: EngineTestHooks())
+    }
+
+    /// The same, with `testHooks` making the session a faulty peer (tests only).
+    init(
+        store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0,
+        testHooks: EngineTestHooks
+    ) {
+        self.testHooks = testHooks
         self.admit = admit
         self.keepDeletedMilliseconds = keepDeletedMilliseconds
         self.store = store
@@ -184,9 +195,8 @@ public final class ServerSession {
             throw ServerRefusal(error: refusal)
         }
         let source = SourceSession(
-            channel: channel, store: store, version: version, logger: logger, shouldStop: shouldStop)
-        source.announcing = announcing
-        source.pageSize = pageSize
+            channel: channel, store: store, version: version, logger: logger, shouldStop: shouldStop,
+            testHooks: testHooks)
         var sinkCounts = ChangeCounts()
         var refusals: [PageRefusal] = []
         try source.run(from: start, into: &report) { acknowledgement in

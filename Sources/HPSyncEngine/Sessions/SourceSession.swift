@@ -14,16 +14,14 @@ final class SourceSession {
     private let shouldStop: @Sendable () -> Bool
     private let version: UInt32
     private var machine: SourceStateMachine
-    /// Tests only: replaces the tombstone count the first page announces (a faulty source).
-    var announcing: (@Sendable (Int64) -> Int64)?
-    /// Entries per page (tests use small pages to make many).
-    var pageSize = ProtocolLimits.manifestPageSize
+    private let testHooks: EngineTestHooks
     private let images: ImageSender
 
     init(
         channel: any MessageChannel, store: Store, version: UInt32, logger: Logger,
-        shouldStop: @escaping @Sendable () -> Bool = { false }
+        shouldStop: @escaping @Sendable () -> Bool = { false }, testHooks: EngineTestHooks = EngineTestHooks()
     ) {
+        self.testHooks = testHooks
         self.version = version
         self.machine = SourceStateMachine(version: version)
         self.channel = channel
@@ -56,7 +54,7 @@ final class SourceSession {
         var first = true
         let horizon = try store.gcHorizon()
         report.reconcileHorizon = start.horizon.map { Int64($0.milliseconds) }
-        let readAhead = PageReadAhead(store: store, pageSize: pageSize)
+        let readAhead = PageReadAhead(store: store, pageSize: testHooks.pageSize)
         defer { readAhead.finish() }
         while true {
             if shouldStop() {
@@ -73,7 +71,7 @@ final class SourceSession {
             if first, version >= 2 {
                 (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) = try store.feedCounts(
                     after: start.since)
-                if let announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }
+                if let announcing = testHooks.announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }
             }
             first = false
             try channel.send(.manifestPage(page))

@@ -17,7 +17,7 @@ public final class Store: Sendable {
     let logger: Logger
     let database: DatabasePool
     let images: ImageDirectory
-    private let currentNodeID: Locked<NodeID>
+    private let currentNodeID: CurrentNodeID
 
     static let databaseName = "store.sqlite"
 
@@ -30,7 +30,7 @@ public final class Store: Sendable {
         }
         self.directory = directory
         self.storeID = storeID
-        self.currentNodeID = Locked(nodeID)
+        self.currentNodeID = CurrentNodeID(nodeID)
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
@@ -238,5 +238,26 @@ public final class Store: Sendable {
         } catch let error as DatabaseError {
             throw StoreError.database(error, store: directory)
         }
+    }
+}
+
+/// The node ID a store stamps on local changes: read by every session, replaced only when the
+/// placeholder gives way to the real identity (`setNodeID`).
+private final class CurrentNodeID: @unchecked Sendable {
+    private var value: NodeID
+    private let lock = NSLock()
+
+    init(_ value: NodeID) { self.value = value }
+
+    func get() -> NodeID {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func set(_ newValue: NodeID) {
+        lock.lock()
+        defer { lock.unlock() }
+        value = newValue
     }
 }

@@ -44,26 +44,6 @@ public struct SystemClock: WallClock {
     }
 }
 
-/// A value guarded by a lock, for the few mutable parts of a `Sendable` store.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func get() -> Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-
-    func set(_ newValue: Value) {
-        lock.lock()
-        defer { lock.unlock() }
-        value = newValue
-    }
-}
-
 /// Failure injection points, used by tests to simulate a crash between the steps of a write.
 struct TestHooks: Sendable {
     /// Runs after an image's temporary file is written and before the row is committed.
