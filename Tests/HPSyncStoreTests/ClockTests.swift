@@ -34,4 +34,37 @@ struct ClockTests {
         #expect(local.version.stamp > remote.version.stamp)
         #expect(local.version > remote.version)
     }
+
+    /// A store made before migration v8 had no remote high-water mark; opening it starts the mark
+    /// from the newest version another node made that the store holds (not from its own edits),
+    /// so `clock reset` restamps above that version once an edit made with a clock ahead
+    /// replaced it.
+    @Test func aStoreFromBeforeTheRemoteHighWaterMarkStartsItFromTheNewestRemoteVersionItHolds() throws {
+        let dir = TempDirectory()
+        let start: UInt64 = 1_750_000_000_000
+        let day: UInt64 = 86_400_000
+        let clock = TestClock(start)
+        let old = try Fixtures.makeStore(dir, clock: clock)
+        let older = Fixtures.remoteItem(ItemKey.random(), stamp: VersionStamp(milliseconds: start + 100).rawValue)
+        let newest = Fixtures.remoteItem(ItemKey.random(), stamp: VersionStamp(milliseconds: start + 500).rawValue)
+        _ = try old.applyRemote([IncomingRecord(item: older), IncomingRecord(item: newest)], checkpoint: nil)
+        clock.set(start + day)
+        let local = try old.add(ItemDraft(name: "made here while the clock was a day ahead"))
+        // The store as v7 left it: no remoteHighWater column, migration v8 not applied.
+        try old.database.write { db in
+            try db.execute(sql: "ALTER TABLE meta DROP COLUMN remoteHighWater")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v8-remote-high-water'")
+        }
+
+        let store = try Fixtures.reopen(old, clock: clock)
+        let meta = try #require(try store.read { try MetaRecord.fetchOne($0, key: 1) })
+        #expect(meta.remoteMark == newest.version.stamp, "not \(meta.remoteHighWater)")
+        #expect(meta.remoteMark < local.version.stamp)
+
+        _ = try store.edit(newest.key, ItemEdit(name: "edited while the clock was a day ahead"))
+        clock.set(start)
+        let reset = try store.resetClock()
+        let restamp = try #require(reset.restamped.first { $0.key == newest.key })
+        #expect(restamp.new.stamp > newest.version.stamp, "the restamped edit must beat the version it replaced")
+    }
 }
