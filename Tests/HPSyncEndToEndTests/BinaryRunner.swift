@@ -67,6 +67,11 @@ struct BinaryRunner {
         return Result(status: output.status, stdout: output.stdoutData, stderr: output.stderr)
     }
 
+    /// The node ID `hp-sync id` prints for this runner's store.
+    func nodeID() throws -> String {
+        try run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     func file(_ name: String, _ bytes: [UInt8]) throws -> URL {
         let url = root.appendingPathComponent(name)
         try Data(bytes).write(to: url)

@@ -223,7 +223,7 @@ struct CommandTests {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
         try runner.run(["init"])
-        let nodeID = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let nodeID = try runner.nodeID()
         let token = "hpsync://127.0.0.1:1/\(nodeID)#" + String(repeating: "A", count: 43)
         let bad: [(arguments: [String], value: String)] = [
             (["gc", "--older-than", "soon"], "soon"), (["gc", "--older-than", "90"], "90"),

@@ -67,8 +67,8 @@ import Testing
         }
         try #require(try primary.run(["init"]).status == 0)
         try #require(try backup.run(["init"]).status == 0)
-        let primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let backupID = try backup.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let primaryID = try primary.nodeID()
+        let backupID = try backup.nodeID()
         try primary.run(["peer", "add", "backup", backupID, "--allow", "read-write"])
         var server = try ServeProcess(primary)
         defer { _ = server.stop() }

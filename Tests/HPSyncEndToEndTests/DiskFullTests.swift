@@ -53,7 +53,7 @@ struct DiskFullTests {
     @Test func aPullWhoseCommitFillsTheDiskExits74WithoutSQL() throws {
         let pair = try SyncCommandTests.Pair(smallDiskFor: \.backup, size: "1m")
         defer { pair.cleanUp() }
-        let origin = try pair.primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let origin = try pair.primary.nodeID()
         let name = String(repeating: "n", count: 400)
         let items = (0..<6_000).map { index in
             "{\"key\": \"\(UUID().uuidString)\", \"name\": \"\(name) \(index)\", \"valueInDollars\": \(index), "

@@ -42,7 +42,7 @@ import Testing
         let closedPort = try SilentListener().port  // bound, then closed when the listener goes away
         let silent = try SilentListener()
         try scratch.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:\(closedPort)"])
-        let strangerID = try stranger.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let strangerID = try stranger.nodeID()
         try scratch.run(["peer", "add", "slow", strangerID, "--address", silent.address])
         let rogue = try RogueServer(reply: [0xEE, 0, 0, 0, 0])
         defer { rogue.stop() }

@@ -146,7 +146,7 @@ import Testing
             third.cleanUp()
         }
         try #require(try third.run(["init"]).status == 0)
-        let thirdID = try third.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let thirdID = try third.nodeID()
         let key = try Self.add(pair.primary, "camera", image: jpeg(5))
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
         try pair.primary.run(["peer", "add", "third", thirdID])

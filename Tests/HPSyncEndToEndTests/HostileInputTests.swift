@@ -138,6 +138,22 @@ import Testing
         }
     }
 
+    /// Pushes one item whose image is `image`, up to the image's header: what follows is the
+    /// attack on its bytes.
+    static func offerImage(_ image: [UInt8], key: String, origin: [UInt8], over connection: TLSConnection) throws {
+        let digest = SHA256.hash(image).bytes
+        try connection.write(page([entry(key, origin: origin)]))
+        _ = try Attacker.expect(connection) { !$0.fetchRecords.keys.isEmpty }
+        try connection.write(record(key, origin: origin, image: (digest, UInt64(image.count))))
+        _ = try Attacker.expect(connection) { !$0.fetchImages.images.isEmpty }
+        try connection.write(
+            envelopeFrame {
+                $0.imageHeader.key = key
+                $0.imageHeader.sha256 = Data(digest)
+                $0.imageHeader.size = UInt64(image.count)
+            })
+    }
+
     /// A plain TCP connection, for attackers that never get through TLS.
     static func tcp(_ port: UInt16) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -191,8 +207,8 @@ import Testing
         for i in 0..<20 {
             try primary.run(["add", "--name", "Item \(i)"] + (i % 5 == 0 ? ["--image", photo.path] : []))
         }
-        let primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let backupID = try backup.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let primaryID = try primary.nodeID()
+        let backupID = try backup.nodeID()
         try primary.run(["peer", "add", "backup", backupID])
         let attackerHome = primary.root.appendingPathComponent("attacker")
         try FileManager.default.createDirectory(at: attackerHome, withIntermediateDirectories: true)
@@ -302,17 +318,7 @@ import Testing
         attack("image bytes that do not match the digest", allowed: [.error(.errorBadData)]) {
             try attacker.session(.push) { connection in
                 let good = Images.jpeg + Array(repeating: 5, count: 1000)
-                let digest = SHA256.hash(good).bytes
-                try connection.write(Self.page([Self.entry(key, origin: origin)]))
-                _ = try Attacker.expect(connection) { !$0.fetchRecords.keys.isEmpty }
-                try connection.write(Self.record(key, origin: origin, image: (digest, UInt64(good.count))))
-                _ = try Attacker.expect(connection) { !$0.fetchImages.images.isEmpty }
-                try connection.write(
-                    envelopeFrame {
-                        $0.imageHeader.key = key
-                        $0.imageHeader.sha256 = Data(digest)
-                        $0.imageHeader.size = UInt64(good.count)
-                    })
+                try Self.offerImage(good, key: key, origin: origin, over: connection)
                 var evil = good
                 evil[500] ^= 1
                 try connection.write(FrameEncoder.chunkHeader(count: evil.count) + evil)
@@ -324,17 +330,7 @@ import Testing
         ) {
             try attacker.session(.push) { connection in
                 let good = Images.jpeg + Array(repeating: 6, count: 1000)
-                let digest = SHA256.hash(good).bytes
-                try connection.write(Self.page([Self.entry(key, origin: origin)]))
-                _ = try Attacker.expect(connection) { !$0.fetchRecords.keys.isEmpty }
-                try connection.write(Self.record(key, origin: origin, image: (digest, UInt64(good.count))))
-                _ = try Attacker.expect(connection) { !$0.fetchImages.images.isEmpty }
-                try connection.write(
-                    envelopeFrame {
-                        $0.imageHeader.key = key
-                        $0.imageHeader.sha256 = Data(digest)
-                        $0.imageHeader.size = UInt64(good.count)
-                    })
+                try Self.offerImage(good, key: key, origin: origin, over: connection)
                 try connection.write(
                     FrameEncoder.chunkHeader(count: good.count + 10) + good + Array(repeating: 0, count: 10))
             }

@@ -13,7 +13,7 @@ import Testing
         init(_ runner: BinaryRunner? = nil) throws {
             self.runner = try runner ?? BinaryRunner()
             try #require(try self.runner.run(["init"]).status == 0)
-            id = try self.runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+            id = try self.runner.nodeID()
         }
 
         @discardableResult

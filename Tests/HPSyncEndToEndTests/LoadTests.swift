@@ -37,13 +37,13 @@ import Testing
         let primary = try BinaryRunner()
         defer { primary.cleanUp() }
         try #require(try primary.run(["init"]).status == 0)
-        let primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let primaryID = try primary.nodeID()
         let clients = try (0..<Self.clientCount).map { _ in try BinaryRunner() }
         defer { clients.forEach { $0.cleanUp() } }
         let ids = Mutex<[Int: String]>([:])
         Self.parallel(clients.count, width: 4) { index in
             _ = try? clients[index].run(["init"])
-            let id = (try? clients[index].run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+            let id = (try? clients[index].nodeID()) ?? ""
             ids.withLock { $0[index] = id }
         }
         for index in clients.indices {

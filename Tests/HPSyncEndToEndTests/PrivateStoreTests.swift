@@ -120,8 +120,8 @@ struct PrivateStoreTests {
         let identity = y.store.appendingPathComponent("identity")
         try FileManager.default.removeItem(at: identity)
         try FileManager.default.copyItem(at: x.store.appendingPathComponent("identity"), to: identity)
-        let id = try y.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(id == (try x.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let id = try y.nodeID()
+        #expect(id == (try x.nodeID()))
         let status = try y.run(["status"])
         #expect(status.text.contains("node ID:    \(id)"), "status: \(status.text)")
         #expect(status.stderr.contains("now follows identity/cert.pem"), "stderr: \(status.stderr)")
@@ -131,7 +131,7 @@ struct PrivateStoreTests {
         let client = try BinaryRunner()
         defer { client.cleanUp() }
         #expect(try client.run(["init"]).status == 0)
-        let clientID = try client.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let clientID = try client.nodeID()
         #expect(try y.run(["peer", "add", "client", clientID]).status == 0)
         let server = try ServeProcess(y)
         defer { _ = server.stop() }

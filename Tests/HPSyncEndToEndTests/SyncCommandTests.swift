@@ -22,8 +22,8 @@ import Testing
             self.mounts = mounts
             try #require(try primary.run(["init"]).status == 0)
             try #require(try backup.run(["init"]).status == 0)
-            primaryID = try primary.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-            backupID = try backup.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+            primaryID = try primary.nodeID()
+            backupID = try backup.nodeID()
         }
 
         func cleanUp() {
@@ -130,7 +130,7 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(
             atPath: runner.store.appendingPathComponent("identity/key.pem").path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        let id = try runner.run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try runner.nodeID()
         #expect(result.text.contains(id))
     }
 }

@@ -64,6 +64,23 @@ enum HostileServer {
         .manifestPage(ManifestPage(entries: entries, throughSeq: through, isFinal: true))
     }
 
+    /// Lists `entry`, sends `item` (whose image is `good`) and then `good` with byte `flipped`
+    /// changed: bytes that do not match the digest the record announced.
+    static func corruptImage(_ good: [UInt8], flipping flipped: Int, entry: ManifestEntry, item: Item) -> Script {
+        Script { channel, _ in
+            let ref = ImageRef(digest: SHA256.hash(good), size: Int64(good.count))
+            try channel.send(page([entry], through: 1))
+            _ = try channel.receiveMessage(expecting: "FetchRecords")
+            try channel.send(.records([item]))
+            _ = try channel.receiveMessage(expecting: "FetchImages")
+            try channel.send(.imageHeader(ImageHeaderMessage(key: item.key, digest: ref.digest, size: ref.size)))
+            var evil = good
+            evil[flipped] ^= 0xFF
+            try evil.withUnsafeBytes { try channel.sendImageChunk($0) }
+            _ = try? channel.receiveMessage(expecting: "anything")
+        }
+    }
+
     static func raw(_ stream: PipeStream, _ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try stream.write($0) }
     }

@@ -47,17 +47,7 @@ import Testing
         let ref = ImageRef(digest: SHA256.hash(good), size: Int64(good.count))
         let error = try failure(
             client,
-            .init { channel, _ in
-                try channel.send(HostileServer.page([entry(key)], through: 1))
-                _ = try channel.receiveMessage(expecting: "FetchRecords")
-                try channel.send(.records([item(key, image: ref)]))
-                _ = try channel.receiveMessage(expecting: "FetchImages")
-                try channel.send(.imageHeader(ImageHeaderMessage(key: key, digest: ref.digest, size: ref.size)))
-                var evil = good
-                evil[10] ^= 0xFF
-                try evil.withUnsafeBytes { try channel.sendImageChunk($0) }
-                _ = try? channel.receiveMessage(expecting: "anything")
-            })
+            HostileServer.corruptImage(good, flipping: 10, entry: entry(key), item: item(key, image: ref)))
         guard case SyncError.imageDigestMismatch(let errorKey, _) = error else {
             Issue.record("expected imageDigestMismatch, got \(error)")
             return
