@@ -43,7 +43,12 @@ struct InventoryRequest: Sendable, Equatable {
 /// The inventory: Homepwner's list as a grid of photo cards or a table, with search, sort,
 /// pages, the count and total value, and ColorCollection's select-and-remove.
 enum InventoryPage {
-    static func render(_ request: InventoryRequest, _ page: BrowsePage, csrf: String, notice: HTML? = nil) -> HTML {
+    /// `missingPhotos`: the shown items whose record names a photo with no intact file; their card
+    /// says "Photo missing" instead of showing a broken image.
+    static func render(
+        _ request: InventoryRequest, _ page: BrowsePage, missingPhotos: Set<ItemKey> = [], csrf: String,
+        notice: HTML? = nil
+    ) -> HTML {
         let query = request.query
         let searching = !query.search.trimmingCharacters(in: .whitespaces).isEmpty
         let totals: HTML =
@@ -58,7 +63,7 @@ enum InventoryPage {
                 ? "<p class=\"panel\">Nothing matches “\(query.search)”.</p>"
                 : "<p class=\"panel\">No items yet. <a href=\"/new\">Add the first one</a>.</p>"
         } else {
-            body = request.table ? table(page.items) : grid(page.items)
+            body = request.table ? table(page.items, missing: missingPhotos) : grid(page.items, missing: missingPhotos)
         }
         return Layout.page(
             title: "Inventory", notice: notice,
@@ -93,11 +98,13 @@ enum InventoryPage {
             """
     }
 
-    static func grid(_ items: [Item]) -> HTML {
+    static func grid(_ items: [Item], missing: Set<ItemKey> = []) -> HTML {
         let cards = items.map { item -> HTML in
             let photo: HTML =
-                item.image.map { "<img src=\"\(imageURL($0))\" alt=\"\" loading=\"lazy\" decoding=\"async\">" }
-                ?? "<span class=\"nophoto\">No photo</span>"
+                missing.contains(item.key)
+                ? "<span class=\"nophoto missing\" title=\"Repair with \(Store.repairCommand)\">Photo missing</span>"
+                : item.image.map { "<img src=\"\(imageURL($0))\" alt=\"\" loading=\"lazy\" decoding=\"async\">" }
+                    ?? "<span class=\"nophoto\">No photo</span>"
             let serial: HTML = item.serialNumber.map { "<span class=\"serial\">\($0)</span>" } ?? .empty
             return """
                 <div class="card" data-key="\(item.key.rawValue)">
@@ -109,10 +116,12 @@ enum InventoryPage {
         return "<div class=\"grid\" id=\"items\">\(cards)</div>"
     }
 
-    static func table(_ items: [Item]) -> HTML {
+    static func table(_ items: [Item], missing: Set<ItemKey> = []) -> HTML {
         let rows = items.map { item -> HTML in
             let photo: HTML =
-                item.image.map { "<img class=\"thumb\" src=\"\(imageURL($0))\" alt=\"\" loading=\"lazy\">" } ?? .empty
+                missing.contains(item.key)
+                ? "<span class=\"missing\" title=\"Repair with \(Store.repairCommand)\">missing</span>"
+                : item.image.map { "<img class=\"thumb\" src=\"\(imageURL($0))\" alt=\"\" loading=\"lazy\">" } ?? .empty
             return """
                 <tr><td><input type="checkbox" name="key" value="\(item.key.rawValue)" form="selection" aria-label="Select \(item.name)"></td>
                 <td>\(photo)</td><td><a href="/items/\(item.key.rawValue)">\(item.name)</a></td>

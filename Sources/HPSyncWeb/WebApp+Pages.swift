@@ -12,11 +12,16 @@ extension WebApp {
         let parameters = Self.parameters(request)
         let listing = try InventoryRequest(parameters: parameters)
         let query = listing.query
-        let page = try await worker.run { store in try store.browse(query) }
+        // One stat per shown item (60 at most): a card never shows a broken image.
+        let (page, missing) = try await worker.run { store in
+            let page = try store.browse(query)
+            return (page, Set(page.items.filter { store.imageFileProblem($0) != nil }.map(\.key)))
+        }
         let notice: HTML? = parameters["restored"].flatMap(Int.init).map {
             "Restored \($0) item\($0 == 1 ? "" : "s") from the trash."
         }
-        return Layout.response(InventoryPage.render(listing, page, csrf: secrets.csrf, notice: notice))
+        return Layout.response(
+            InventoryPage.render(listing, page, missingPhotos: missing, csrf: secrets.csrf, notice: notice))
     }
 
     /// An image by its SHA-256: the digest is the ETag, and the URL names the content, so the
