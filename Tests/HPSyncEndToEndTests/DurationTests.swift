@@ -45,8 +45,11 @@ struct NetworkDurationTests {
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stderr.contains("has no unit; write \(arguments[arguments.count - 1])s"), "\(result.stderr)")
         }
-        // The hidden --retry-delay (for tests) takes a duration too; its usage line names no value.
-        #expect(try runner.run(["sync", "x", "--retry-delay", "1"]).status == 64)
+        // The hidden --retry-delay (for tests) takes a duration too, with the same hint, though
+        // its usage line names no value.
+        let hidden = try runner.run(["sync", "x", "--retry-delay", "1"])
+        #expect(hidden.status == 64)
+        #expect(hidden.stderr.contains("has no unit; write 1s"), "\(hidden.stderr)")
         // 0 is a zero duration here too, never "no timeout": a timeout of no time at all is refused.
         for arguments in [
             ["pull", "x", "--connect-timeout", "0"], ["sync", "x", "--idle-timeout", "0"],

@@ -43,9 +43,15 @@ enum AgeText {
         return "'\(text)' is not a duration; write it as 90s, 45m, 2h, 1d, 2w or 1h30m (0 for none)"
     }
 
+    /// Duration options hidden from the help: the argument parser's message names no value
+    /// type for them ("is invalid for '--retry-delay'"), so they are known by name.
+    static let hiddenOptions = ["--retry-delay"]
+
     /// The hint to add to the argument parser's "The value 'X' is invalid for '--opt <duration>'".
     static func hint(forUsageMessage message: String) -> String? {
-        guard message.hasPrefix("The value '"), message.contains("<duration>'") else { return nil }
+        guard message.hasPrefix("The value '"),
+            message.contains("<duration>'") || hiddenOptions.contains(where: { message.hasSuffix("for '\($0)'") })
+        else { return nil }
         let value = message.dropFirst("The value '".count).prefix { $0 != "'" }
         return AgeText.problem(String(value))
     }
