@@ -53,6 +53,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The files of other programs and of `export`, above the store: the Homepwner app's
+        // Documents folder (archives, plists, Core Data stores read through GRDB) and the JSON and
+        // CSV export, read and written through a few store entry points.
+        .target(
+            name: "HPSyncTransfer",
+            dependencies: [
+                "HPSyncStore",
+                "HPSyncModel",
+                "HPSyncCrypto",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .target(
             name: "HPSyncProtocol",
             dependencies: [
@@ -94,6 +106,7 @@ let package = Package(
                 "HPSyncProtocol",
                 "HPSyncModel",
                 "HPSyncStore",
+                "HPSyncTransfer",
                 "HPSyncCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,9 +143,19 @@ let package = Package(
                 "HPSyncModel",
                 "HPSyncCrypto",
                 "HPSyncTesting",
-                // Core Data fixtures (Tests/HPSyncStoreTests/Homepwner) are SQLite files written with GRDB.
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "HPSyncTransferTests",
+            dependencies: [
+                "HPSyncTransfer",
+                "HPSyncStore",
+                "HPSyncModel",
+                "HPSyncCrypto",
+                "HPSyncTesting",
+                // Core Data fixtures (Tests/HPSyncTransferTests/Homepwner) are SQLite files written with GRDB.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
@@ -145,6 +168,8 @@ let package = Package(
             name: "HPSyncEngineTests",
             dependencies: [
                 "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncProtocol", "HPSyncCrypto", "HPSyncTesting",
+                // One property compares two stores through their JSON exports.
+                "HPSyncTransfer",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -4,6 +4,7 @@ import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTesting
+import HPSyncTransfer
 import PropertyBased
 import Testing
 

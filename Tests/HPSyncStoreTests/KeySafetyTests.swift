@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
@@ -26,19 +27,6 @@ struct KeySafetyTests {
         #expect(throws: StoreError.invalidKey("../../etc/passwd")) { try store.resolve(prefix: "../../etc/passwd") }
         #expect(throws: StoreError.prefixTooShort("ab")) { try store.resolve(prefix: "ab") }
         #expect(throws: StoreError.unknownKey("ABCD")) { try store.resolve(prefix: "ABCD") }
-    }
-
-    @Test func importRejectsMalformedKeys() throws {
-        let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir)
-        let json = """
-            {"format":"hp-sync-export","version":1,"items":[{"key":"../../etc/passwd","name":"x",
-            "valueInDollars":1,"dateCreatedMilliseconds":0}]}
-            """
-        let file = dir.file("bad.json", Array(json.utf8))
-        #expect(throws: StoreError.self) { try store.importJSON(from: file, imagesDirectory: nil) }
-        #expect(try store.items(includeDeleted: true).isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("etc").path))
     }
 
     @Test func ambiguousPrefixListsCandidates() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore

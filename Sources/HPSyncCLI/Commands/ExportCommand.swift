@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync export`: the inventory as JSON (lossless) or CSV.
 struct ExportCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HPSyncModel
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync export-homepwner DIR`: writes the inventory as a Homepwner Documents folder.
 struct ExportHomepwnerCommand: ParsableCommand {

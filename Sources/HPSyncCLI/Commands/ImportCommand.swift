@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync import FILE`: applies an export by the merge rule and prints the change set.
 struct ImportCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync import-homepwner DIR`: imports the Homepwner app's Documents folder as local changes.
 struct ImportHomepwnerCommand: ParsableCommand {

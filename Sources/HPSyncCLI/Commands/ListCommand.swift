@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HPSyncModel
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync list`: all items as an aligned table with a totals line, or JSON.
 struct ListCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HPSyncStore
+import HPSyncTransfer
 
 /// `hp-sync show KEY`: one item's fields.
 struct ShowCommand: ParsableCommand {

@@ -4,6 +4,7 @@ import HPSyncEngine
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
+import HPSyncTransfer
 
 /// The exit codes of `hp-sync`, following sysexits.h so scripts and cron can tell failures apart.
 ///

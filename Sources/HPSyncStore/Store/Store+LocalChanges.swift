@@ -137,7 +137,9 @@ extension Store {
         return try row.item()
     }
 
-    static func validate(name: String, serial: String?, requireName: Bool) throws {
+    /// Checks a name and serial against the store's limits (`ItemLimits`), throwing the
+    /// `StoreError` an edit would; importers call it on every item before writing any.
+    package static func validate(name: String, serial: String?, requireName: Bool) throws {
         if requireName && name.isEmpty { throw StoreError.invalidName("the name is empty; give a name") }
         if name.utf8.count > ItemLimits.maxNameBytes {
             throw StoreError.invalidName("longer than \(ItemLimits.maxNameBytes) bytes; shorten it")

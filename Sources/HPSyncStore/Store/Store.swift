@@ -14,7 +14,8 @@ public final class Store: Sendable {
     public let storeID: StoreID
     let configuration: StoreConfiguration
     let clock: any WallClock
-    let logger: Logger
+    /// The store's logger; the importers above the store log through it too.
+    package let logger: Logger
     let database: DatabasePool
     let images: ImageDirectory
     private let currentNodeID: CurrentNodeID

@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncStore
 
 /// Reading back a CSV export, typically after editing it in a spreadsheet.
 extension Store {

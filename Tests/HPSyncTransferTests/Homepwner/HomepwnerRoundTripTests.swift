@@ -4,6 +4,7 @@ import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 @Suite("Homepwner export, round trip and idempotence")
 struct HomepwnerRoundTripTests {

@@ -4,6 +4,7 @@ import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 @Suite("Export and import")
 struct TransferTests {

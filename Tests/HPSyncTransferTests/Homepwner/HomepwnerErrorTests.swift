@@ -3,6 +3,7 @@ import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 /// Every bad folder is refused with the file and the fault named, and nothing is imported.
 @Suite("Homepwner import: malformed folders import nothing")

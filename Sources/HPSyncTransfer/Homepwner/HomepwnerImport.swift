@@ -1,4 +1,5 @@
 import HPSyncModel
+import HPSyncStore
 
 /// How `importHomepwner` treats what the store has no field for, and whether it writes.
 public struct HomepwnerImportOptions: Sendable {
@@ -36,26 +37,4 @@ public struct HomepwnerImportReport: Sendable {
     public var assetTypeLabels: Int
     public var assetType: HomepwnerImportOptions.AssetType
     public var dryRun: Bool
-}
-
-/// The change one Homepwner item asks of the store.
-enum HomepwnerPlan: Equatable {
-    case insert
-    case update
-    case unchanged
-    case skipDeleted
-
-    /// Compares `wanted` (the item as the app has it, with an image ref if it has a file) with
-    /// the store's row. A missing image file keeps the store's image. `collected`: the store has
-    /// no row because `gc` dropped the key's tombstone; the key is still deleted.
-    static func of(_ wanted: Item, local: Item?, collected: Bool) -> HomepwnerPlan {
-        guard let local else { return collected ? .skipDeleted : .insert }
-        if local.deleted { return .skipDeleted }
-        let same =
-            local.name == wanted.name && local.serialNumber == wanted.serialNumber
-            && local.valueInDollars == wanted.valueInDollars
-            && local.dateCreatedMilliseconds == wanted.dateCreatedMilliseconds
-            && (wanted.image == nil || wanted.image == local.image)
-        return same ? .unchanged : .update
-    }
 }

@@ -2,71 +2,48 @@ import Foundation
 import GRDB
 import HPSyncModel
 
-/// Reading an export back in through the merge rule, so re-importing changes nothing.
-extension Store {
-    /// How many records each import transaction applies.
-    static let importBatchSize = 5000
+/// One record of an import file (an hp-sync export, a CSV), as the store applies it.
+package struct ImportRecord: Sendable {
+    /// The record's item at its version (a local stamp from `reserveLocalStamps` when the file
+    /// named none).
+    package var item: Item
+    /// The export says it left the image file out on purpose: a missing file is recorded as
+    /// missing instead of refusing the import.
+    package var imageLeftOut: Bool
 
-    /// Imports an export JSON file. Versioned records go through the merge rule like a pull;
-    /// records without a version become local changes. Images come from `imagesDirectory/<KEY>`
-    /// (verified against the digest) unless a local file already has that digest. Without
-    /// `imagesDirectory` (an export made without `--images`) an image no local file has is
-    /// recorded as missing: the record is applied, the key remembered for healing and listed in
-    /// `imagesMissing`. The clock guard does not apply: importing is the user's explicit choice
-    /// of those versions.
-    public func importJSON(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw StoreError.missingImportFile(path: url.path)
-        }
-        let decodeStart = ContinuousClock.now
-        let document = try ExportReader.document(Array(data))
-        guard document.format == ExportDocument.formatName else {
-            throw StoreError.invalidImport("the format is '\(document.format)', not '\(ExportDocument.formatName)'")
-        }
-        guard document.version == ExportDocument.currentVersion else {
-            throw StoreError.invalidImport("export version \(document.version) is not supported (expected 1)")
-        }
-        logger.debug(
-            "decoded import",
-            metadata: ["items": "\(document.items.count)", "elapsed": "\(ContinuousClock.now - decodeStart)"])
-        var changes = ChangeSet()
-        var start = 0
-        while start < document.items.count {
-            let batch = document.items[start..<min(start + Self.importBatchSize, document.items.count)]
-            start += Self.importBatchSize
-            changes.formUnion(try importBatch(Array(batch), imagesDirectory: imagesDirectory))
-        }
-        return changes
+    package init(item: Item, imageLeftOut: Bool) {
+        self.item = item
+        self.imageLeftOut = imageLeftOut
     }
+}
 
-    func importBatch(_ batch: [ExportedItem], imagesDirectory: URL?) throws -> ChangeSet {
-        let unversioned = batch.filter { $0.versionValue == nil }.count
-        var localStamps = try reserveLocalStamps(unversioned)[...]
-        var items: [Item] = []
-        items.reserveCapacity(batch.count)
-        for exported in batch {
-            let version = exported.versionValue ?? Version(stamp: localStamps.removeFirst(), origin: nodeID)
-            items.append(try exported.item(version: version))
-        }
+/// Import files applied through the merge rule, so re-importing changes nothing.
+extension Store {
+    /// Applies one batch of import records as a pull would (versions beat or lose by the merge
+    /// rule) but without the clock guard: importing is the user's explicit choice of those
+    /// versions. Images come from a local file with the same digest, else from
+    /// `imagesDirectory/<KEY>` (verified against the digest); with no directory an image is
+    /// recorded as missing. A damaged file costs only its image (listed in `imagesRefused`);
+    /// a record the store cannot hold is `StoreError.invalidImport`.
+    package func importRecords(_ batch: [ImportRecord], imagesDirectory: URL?) throws -> ChangeSet {
+        let items = batch.map(\.item)
         let localImages = try records(items.filter { $0.image != nil }.map(\.key))
         let localImageByKey = Dictionary(localImages.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         var records: [IncomingRecord] = []
         records.reserveCapacity(items.count)
         var refused: [ImageLeftOut] = []
         do {
-            for (item, exported) in zip(items, batch) {
-                var record = IncomingRecord(item: item)
+            for record in batch {
+                let item = record.item
+                var incoming = IncomingRecord(item: item)
                 if let ref = item.image, !item.deleted {
                     let local = localImageByKey[item.key]
                     let wins = local.map { item.version > $0.version } ?? true
                     let sameImage = local.map { !$0.deleted && $0.image == ref } ?? false
                     if wins && !sameImage {
                         do {
-                            record.image = try stageImportImage(
-                                item, ref: ref, from: imagesDirectory, leftOut: exported.imageMissing == true)
+                            incoming.image = try stageImportImage(
+                                item, ref: ref, from: imagesDirectory, leftOut: record.imageLeftOut)
                         } catch StoreError.digestMismatch(_, let actual) {
                             // One damaged file must not cost the whole import: the record comes in
                             // with its image missing, healed later like an export without images.
@@ -76,10 +53,10 @@ extension Store {
                                     key: item.key,
                                     reason: "not imported: \(file) is damaged \(ImageLeftOut.difference(actual, ref))"))
                         }
-                        record.imageMissing = record.image == nil
+                        incoming.imageMissing = incoming.image == nil
                     }
                 }
-                records.append(record)
+                records.append(incoming)
             }
         } catch {
             for record in records { record.image?.discard() }
@@ -116,8 +93,9 @@ extension Store {
         return try stageImage(copying: file, expected: ref)
     }
 
-    /// Advances the clock by `count` local stamps in one transaction and returns them.
-    func reserveLocalStamps(_ count: Int) throws -> [VersionStamp] {
+    /// Advances the clock by `count` local stamps in one transaction and returns them, for the
+    /// records of an import file that name no version.
+    package func reserveLocalStamps(_ count: Int) throws -> [VersionStamp] {
         guard count > 0 else { return [] }
         return try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())

@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncStore
 
 /// A Homepwner Documents folder, read and checked in full before anything is written: every
 /// data file any edition left there, the items they hold and the image file of each item.
@@ -128,8 +129,7 @@ public struct HomepwnerFolder: Sendable {
         let header: [UInt8]
         let ref: ImageRef
         do {
-            header = try FileIO.header(file.path, count: 16)
-            ref = try FileIO.measure(file.path)
+            (header, ref) = try ImageFormat.inspect(file.path)
         } catch {
             throw .malformed(file: file.path, reason: "cannot be read: \(error)")
         }

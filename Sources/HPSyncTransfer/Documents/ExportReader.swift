@@ -1,5 +1,6 @@
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncStore
 
 /// Parses export JSON straight into `ExportDocument`, about five times faster than
 /// `JSONDecoder` (which took 0.85 s of a 100,000-item import). Strict JSON; unknown keys are

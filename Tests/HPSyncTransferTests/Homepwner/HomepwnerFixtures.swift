@@ -4,6 +4,7 @@ import HPSyncModel
 import HPSyncTesting
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 /// Writes Documents folders the way each edition of the app does, for the import tests.
 enum HomepwnerFixtures {

@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
 import HPSyncModel
+import HPSyncStore
 
 /// Writing the inventory out as JSON (lossless) or CSV (for spreadsheets).
 extension Store {

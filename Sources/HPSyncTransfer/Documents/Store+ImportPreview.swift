@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncStore
 
 /// `import --dry-run`: what an import would change, with nothing written.
 extension Store {

@@ -1,5 +1,6 @@
 import HPSyncCrypto
 import HPSyncModel
+import HPSyncStore
 
 /// The JSON export format (`"format": "hp-sync-export", "version": 1`): lossless, so that
 /// importing it into any store reproduces keys, dates, digests, versions and tombstones.

@@ -10,12 +10,12 @@ import HPSyncModel
     import Darwin
 #endif
 
-/// Copying images for `export --images`, each checked against its record as it is copied: a
+/// Copying images out for `export --images` (HPSyncTransfer), each checked against its record as it is copied: a
 /// damaged file passed on would make the whole export unimportable.
 extension Store {
     /// Copies each live item's image to `directory/<KEY>`; returns the images left out (no file,
     /// or bytes that are not the record's), whose copies are removed.
-    func copyImages(of items: [Item], to directory: URL) throws -> [ImageLeftOut] {
+    package func copyImages(of items: [Item], to directory: URL) throws -> [ImageLeftOut] {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncStore
 
 /// Which file `exportHomepwner` writes.
 public enum HomepwnerExportFormat: Sendable, Equatable {
@@ -51,7 +52,7 @@ extension Store {
         for item in items {
             guard let image = item.image else { continue }
             let target = directory.appendingPathComponent(item.key.rawValue)
-            FileIO.unlinkIfPresent(target.path)
+            unlink(target.path)
             do {
                 try FileManager.default.copyItem(at: imageFileURL(for: item.key), to: target)
             } catch {

@@ -1,8 +1,10 @@
 import Foundation
 import HPSyncModel
+import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 @Suite("Export JSON reader")
 struct ExportReaderTests {

@@ -1,3 +1,5 @@
+import HPSyncStore
+
 /// The CSV dialect of `hp-sync export --format csv` (RFC 4180: CRLF or LF rows, fields quoted
 /// when they hold a comma, quote or line break, quotes doubled), written and read back.
 ///

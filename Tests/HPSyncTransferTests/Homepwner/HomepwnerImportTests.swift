@@ -5,6 +5,7 @@ import HPSyncTesting
 import Testing
 
 @testable import HPSyncStore
+@testable import HPSyncTransfer
 
 @Suite("Homepwner import: every edition")
 struct HomepwnerImportTests {
