@@ -28,7 +28,8 @@ import Testing
         try bytes.write(to: url)
     }
 
-    @Test func anExportLeavesADamagedImageOutAndItsImportStillBringsEveryRecord() throws {
+    @Test(arguments: ["json", "csv"])
+    func anExportLeavesADamagedImageOutAndItsImportStillBringsEveryRecord(format: String) throws {
         let (source, damaged, intact) = try Self.twoPhotos()
         let target = try BinaryRunner()
         defer {
@@ -37,8 +38,8 @@ import Testing
         }
         try Self.damage(HealingCommandTests.imageURL(source, damaged))
         let images = source.root.appendingPathComponent("expimg")
-        let file = source.root.appendingPathComponent("y.json")
-        let export = try source.run(["export", "--images", images.path, "-o", file.path])
+        let file = source.root.appendingPathComponent("y.\(format)")
+        let export = try source.run(["export", "--format", format, "--images", images.path, "-o", file.path])
         #expect(export.status == 3, "\(export.stderr)")
         #expect(export.stderr.contains("image of \(damaged) left out of the export"), "\(export.stderr)")
         #expect(export.stderr.contains(Self.repair))

@@ -107,9 +107,29 @@ struct TransferTests {
         let store = try Self.populated(dir)
         let csv = String(decoding: try store.exportCSV(), as: UTF8.self)
         let lines = csv.components(separatedBy: "\r\n")
-        #expect(lines[0] == "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize")
+        #expect(lines[0] == "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize,imageMissing")
         #expect(csv.contains(",\"Camera, \"\"good\"\"\",S-1,350,1970-01-01T00:20:34.567Z,"))
         #expect(csv.contains("\"Plain\nname\",,-3,1969-12-31T23:59:59.999Z,,"))
+    }
+
+    /// A spreadsheet's TRUE reads as true; anything but true, false or empty is refused.
+    @Test func csvImageMissingTakesTrueOrNothing() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let digest = String(repeating: "ab", count: 32)
+        let header = "key,name,imageSHA256,imageSize,imageMissing\r\n"
+        let marked = dir.file(
+            "marked.csv", Array((header + "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04,Lamp,\(digest),10,TRUE\r\n").utf8))
+        let changes = try store.importCSV(from: marked, imagesDirectory: dir.url)
+        #expect(changes.imagesMissing.map(\.rawValue) == ["4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04"])
+        let bad = dir.file(
+            "bad.csv", Array((header + "5A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04,Desk,\(digest),10,maybe\r\n").utf8))
+        #expect {
+            try store.importCSV(from: bad, imagesDirectory: dir.url)
+        } throws: { error in
+            guard case StoreError.invalidImport(let reason) = error else { return false }
+            return reason.contains("line 2") && reason.contains("imageMissing 'maybe'")
+        }
     }
 
     @Test(arguments: [

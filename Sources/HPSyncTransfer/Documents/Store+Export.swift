@@ -34,23 +34,26 @@ extension Store {
         return leftOut
     }
 
-    /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize
-    /// (`CSVTable`: text cells guarded against formula injection).
+    /// Live items as CSV: key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize,
+    /// imageMissing (`CSVTable`: text cells guarded against formula injection; `imageMissing` is
+    /// `true` for an image left out of `imagesDirectory`, so an import records it as missing).
     public func exportCSV(imagesDirectory: URL? = nil) throws -> Data {
         var leftOut: [ImageLeftOut] = []
         return try exportCSV(imagesDirectory: imagesDirectory, leftOut: &leftOut)
     }
 
-    /// `exportCSV`, and in `leftOut` the images not copied (CSV has no column to mark them).
+    /// `exportCSV`, and in `leftOut` the images not copied.
     public func exportCSV(imagesDirectory: URL?, leftOut: inout [ImageLeftOut]) throws -> Data {
         let items = try items()
         if let imagesDirectory { leftOut = try copyImages(of: items, to: imagesDirectory) }
-        var text = "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize\r\n"
+        let missing = Set(leftOut.map(\.key))
+        var text = "key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize,imageMissing\r\n"
         for item in items {
             let fields = [
                 item.key.rawValue, CSVTable.textField(item.name), CSVTable.textField(item.serialNumber ?? ""),
                 String(item.valueInDollars), DateText.iso8601(milliseconds: item.dateCreatedMilliseconds),
                 item.image?.digest.hex ?? "", item.image.map { String($0.size) } ?? "",
+                missing.contains(item.key) ? "true" : "",
             ]
             text += fields.joined(separator: ",") + "\r\n"
         }

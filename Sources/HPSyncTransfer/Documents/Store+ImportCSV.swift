@@ -10,6 +10,7 @@ extension Store {
     /// carries no versions: each row that differs from the local item becomes a local edit (a
     /// new item when the key is new), rows equal to it change nothing, so re-importing a file
     /// changes nothing. Without an image column the local image stays; an empty one removes it.
+    /// `imageMissing` `true` marks an image the export left out: it is recorded as missing.
     public func importCSV(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
         let exported = try csvChanges(from: url)
         var changes = ChangeSet()
@@ -87,6 +88,12 @@ extension Store {
             }
         } else {
             item.image = local?.image.map { ExportedItem.Image(sha256: $0.digest, size: $0.size) }
+        }
+        // A spreadsheet may have written TRUE/FALSE; the export writes `true` or nothing.
+        switch cell("imageMissing")?.lowercased() {
+        case nil, "", "false": break
+        case "true": item.imageMissing = true
+        case let other?: throw fail("imageMissing '\(other)' is neither true nor empty")
         }
         return item
     }
