@@ -32,7 +32,7 @@ public struct HomepwnerImportReport: Sendable {
     /// it after `gc` dropped the tombstone: the store remembers the collected keys).
     public var skippedDeleted: [ItemKey]
     /// Items without an image file in the folder (a store image is never removed for that).
-    public var keysWithoutImage: [ItemKey]
+    public var keysWithoutImage: ItemKeyList
     /// How many items carried a Core Data asset type label, and what was done with them.
     public var assetTypeLabels: Int
     public var assetType: HomepwnerImportOptions.AssetType
