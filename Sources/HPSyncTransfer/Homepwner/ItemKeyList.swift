@@ -17,6 +17,10 @@ public struct ItemKeyList: RandomAccessCollection, Hashable, Sendable, Expressib
     public subscript(position: Int) -> ItemKey { keys[position].key }
 
     public mutating func append(_ key: ItemKey) { keys.append(KeyBits(key)) }
+
+    public mutating func append(contentsOf keys: some Sequence<ItemKey>) {
+        self.keys.append(contentsOf: keys.map(KeyBits.init))
+    }
 }
 
 /// The 128 bits of an item key (its canonical text is 32 upper-case hex digits and four

@@ -27,9 +27,8 @@ extension Store {
             try folder.forEachItem { item in _ = try wanted(item, folder: folder, options: options) }
         }
         var report = HomepwnerImportReport(
-            sources: folder.sources, changes: ChangeSet(), unchanged: [], skippedDeleted: [],
-            keysWithoutImage: folder.keysWithoutImage, assetTypeLabels: folder.assetTypeLabels,
-            assetType: options.assetType, dryRun: options.dryRun)
+            sources: folder.sources, keysWithoutImage: folder.keysWithoutImage,
+            assetTypeLabels: folder.assetTypeLabels, assetType: options.assetType, dryRun: options.dryRun)
         let imageFiles = folder.images.mapValues(\.url)
         var batch: [Item] = []
         batch.reserveCapacity(Self.homepwnerBatchSize)
@@ -40,9 +39,12 @@ extension Store {
             } catch LocalEditError.imageFileChanged(let url) {
                 throw HomepwnerError.malformed(file: url.path, reason: "changed while being imported; import again")
             }
-            report.changes.formUnion(outcome.changes)
-            report.unchanged += outcome.unchanged
-            report.skippedDeleted += outcome.skippedDeleted
+            report.inserted.append(contentsOf: outcome.changes.inserted)
+            report.updated.append(contentsOf: outcome.changes.updated)
+            report.imagesWritten += outcome.changes.imagesWritten
+            report.imageBytes += outcome.changes.imageBytes
+            report.unchanged.append(contentsOf: outcome.unchanged)
+            report.skippedDeleted.append(contentsOf: outcome.skippedDeleted)
             batch.removeAll(keepingCapacity: true)
         }
         try folder.forEachItem { item in
