@@ -4,8 +4,9 @@ import HPSyncStore
 
 /// Importing a Homepwner Documents folder as local changes, and writing one back.
 extension Store {
-    /// How many items each import transaction applies.
-    static let homepwnerBatchSize = 1000
+    /// How many items each import transaction applies: 10,000 commits (and fsyncs) a 1,000,000-item
+    /// folder in 100 transactions; 1,000 took 52 CPU-s instead of 36.
+    static let homepwnerBatchSize = 10_000
 
     /// Reads, checks and imports the Homepwner folder at `url`. Nothing is written unless the
     /// whole folder is valid; unchanged items are left alone, so re-importing changes nothing.
