@@ -31,7 +31,10 @@ struct ImportHomepwnerCommand: ParsableCommand {
         for source in report.sources {
             lines.append("read \(source.file): \(source.edition.rawValue), \(source.itemCount) items")
         }
-        var summary = Output.summary(report.changes, milliseconds: Output.milliseconds(since: start))
+        var summary = Output.summary(
+            inserted: report.inserted.count, updated: report.updated.count, deleted: 0,
+            imagesWritten: report.imagesWritten, imageBytes: report.imageBytes,
+            milliseconds: Output.milliseconds(since: start))
         summary += ", unchanged \(report.unchanged.count)"
         if dryRun { summary = "dry run, nothing written: would have " + summary }
         lines.append(summary)

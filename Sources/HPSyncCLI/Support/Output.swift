@@ -74,9 +74,18 @@ enum Output {
 
     /// "inserted 2, updated 0, deleted 1, images 1 (68 bytes)".
     static func summary(_ changes: ChangeSet, milliseconds: Int64? = nil) -> String {
+        summary(
+            inserted: changes.inserted.count, updated: changes.updated.count, deleted: changes.deleted.count,
+            imagesWritten: changes.imagesWritten, imageBytes: changes.imageBytes, milliseconds: milliseconds)
+    }
+
+    /// `summary(_:milliseconds:)` from the counts alone (an import report keeps its keys compact).
+    static func summary(
+        inserted: Int, updated: Int, deleted: Int, imagesWritten: Int, imageBytes: Int64, milliseconds: Int64? = nil
+    ) -> String {
         var text =
-            "inserted \(changes.inserted.count), updated \(changes.updated.count), deleted \(changes.deleted.count), "
-            + "images \(changes.imagesWritten) (\(changes.imageBytes) bytes)"
+            "inserted \(inserted), updated \(updated), deleted \(deleted), "
+            + "images \(imagesWritten) (\(imageBytes) bytes)"
         if let milliseconds { text += " in \(milliseconds) ms" }
         return text
     }

@@ -14,12 +14,52 @@ public enum HomepwnerArchive {
 
     /// Decodes every item of the archive in `data`; `file` names it in errors.
     static func decode(_ data: Data, file: String) throws(HomepwnerError) -> (HomepwnerEdition, [HomepwnerItem]) {
-        let archive = try KeyedArchive(data: data, file: file)
+        var items: [HomepwnerItem] = []
+        let edition = try forEach(try KeyedArchive(data: data, file: file)) { items.append($0) }
+        return (edition, items)
+    }
+
+    /// How many items the `items.archive` at `url` holds, decoded one at a time from a memory
+    /// map and dropped, and its edition; nil when the lazy reader cannot vouch for every item,
+    /// in which case `decode` reads the file whole and words the fault as it always has.
+    static func count(_ url: URL) -> (HomepwnerEdition, Int)? {
+        var count = 0
+        guard let reader = try? BinaryPlistReader(mapping: url),
+            let archive = try? KeyedArchive(reader: reader, file: url.path),
+            let edition = try? forEach(archive, { _ in count += 1 })
+        else { return nil }
+        return (edition, count)
+    }
+
+    /// Calls `body` with each item of the `items.archive` at `url` (one `count` vouched for),
+    /// decoded one at a time; `file` names it in errors.
+    static func forEachItem(_ url: URL, file: String, _ body: (HomepwnerItem) throws -> Void) throws {
+        let changed = HomepwnerError.malformed(file: file, reason: "changed while being imported; import again")
+        guard let reader = try? BinaryPlistReader(mapping: url),
+            let archive = try? KeyedArchive(reader: reader, file: file)
+        else { throw changed }
+        var thrown: (any Error)?
+        do {
+            _ = try forEach(archive) { (item) throws(HomepwnerError) in
+                do {
+                    try body(item)
+                } catch {
+                    thrown = error
+                    throw changed
+                }
+            }
+        } catch {
+            throw thrown ?? changed
+        }
+    }
+
+    /// The items of `archive` in order, and the edition that wrote them.
+    private static func forEach(
+        _ archive: KeyedArchive, _ body: (HomepwnerItem) throws(HomepwnerError) -> Void
+    ) throws(HomepwnerError) -> HomepwnerEdition {
         let decoding = KeyedDecoding(archive)
         var editions = Set<HomepwnerEdition>()
-        let items = try decoding.withObject(archive.root, context: "$top.root") {
-            (root) throws(HomepwnerError) -> [HomepwnerItem] in
-            var items: [HomepwnerItem] = []
+        try decoding.withObject(archive.root, context: "$top.root") { (root) throws(HomepwnerError) -> Void in
             for (index, uid) in try decoding.arrayMembers(root).enumerated() {
                 let item = try decoding.withObject(uid, context: "item \(index)") {
                     (object) throws(HomepwnerError) -> HomepwnerItem in
@@ -27,14 +67,14 @@ public enum HomepwnerArchive {
                     editions.insert(edition)
                     return item
                 }
-                items.append(item)
+                try body(item)
+                if index % 65_536 == 65_535 { archive.releasePages() }
             }
-            return items
         }
         guard editions.count <= 1 else {
             throw archive.failure("the archive mixes item classes of several editions")
         }
-        return (editions.first ?? .swift, items)
+        return editions.first ?? .swift
     }
 
     private static func decodeItem(_ object: KeyedDecoding.Object, index: Int, _ decoding: KeyedDecoding)

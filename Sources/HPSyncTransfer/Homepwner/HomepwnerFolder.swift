@@ -5,6 +5,10 @@ import HPSyncStore
 
 /// A Homepwner Documents folder, read and checked in full before anything is written: every
 /// data file any edition left there, the items they hold and the image file of each item.
+///
+/// The items are not held: `forEachItem` decodes them again, one at a time (an `items.plist`
+/// from a memory map), so a folder of 1,000,000 items costs a few bytes per key, not a tree of
+/// values per item.
 public struct HomepwnerFolder: Sendable {
     /// One data file found in the folder.
     public struct Source: Sendable, Equatable {
@@ -26,11 +30,23 @@ public struct HomepwnerFolder: Sendable {
 
     public let url: URL
     public private(set) var sources: [Source] = []
-    /// The items of all files, each key once, in file order.
-    public private(set) var items: [HomepwnerItem] = []
     public private(set) var images: [ItemKey: Image] = [:]
     /// Items without an image file (fine: the app only writes one when a photo was taken).
-    public private(set) var keysWithoutImage: [ItemKey] = []
+    public private(set) var keysWithoutImage = ItemKeyList()
+    /// How many items carry a Core Data asset type label.
+    public private(set) var assetTypeLabels = 0
+    /// How to read each source's items again, in `sources` order.
+    private var contents: [Contents] = []
+    /// The positions (counted over all sources) of items that repeat an earlier one.
+    private var repeats: Set<Int> = []
+
+    /// A source's items: decoded again from the file, or (an archive, a Core Data store, a
+    /// plist the lazy reader did not vouch for) as decoded whole.
+    private enum Contents: Sendable {
+        case lazyPlist(URL)
+        case lazyArchive(URL)
+        case decoded([HomepwnerItem])
+    }
 
     /// Reads and validates the folder; throws naming the first file at fault.
     public static func load(_ url: URL, maxImageBytes: Int64 = ItemLimits.defaultMaxImageBytes) throws(HomepwnerError)
@@ -41,46 +57,133 @@ public struct HomepwnerFolder: Sendable {
             throw .missingFolder(path: url.path)
         }
         var folder = HomepwnerFolder(url: url)
-        var found: [(String, HomepwnerEdition, [HomepwnerItem])] = []
+        // Every file decodes before any item is checked, as when they were decoded whole.
         for name in [archiveName, plistName] + coreDataNames {
             let file = url.appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: file.path) else { continue }
             switch name {
             case archiveName:
-                let (edition, items) = try HomepwnerArchive.decode(try read(file), file: file.path)
-                found.append((name, edition, items))
-            case plistName:
-                found.append((name, .lootLogger, try LootLoggerPlist.decode(try read(file), file: file.path)))
-            default:
-                found.append((name, .coreData, try CoreDataInventory.decode(file, file: file.path)))
-            }
-        }
-        guard !found.isEmpty else { throw .nothingToImport(path: url.path) }
-        var seen: [ItemKey: (file: String, item: HomepwnerItem)] = [:]
-        for (name, edition, items) in found {
-            folder.sources.append(Source(file: name, edition: edition, itemCount: items.count))
-            for item in items {
-                try check(item, file: url.appendingPathComponent(name).path)
-                if let earlier = seen[item.key] {
-                    guard Self.sameContent(earlier.item, item) else {
-                        throw .conflict(
-                            key: item.key.rawValue,
-                            reason: "\(earlier.file) and \(name) give it different contents; keep one of the files")
-                    }
-                    continue
+                if let (edition, count) = HomepwnerArchive.count(file) {
+                    folder.add(Source(file: name, edition: edition, itemCount: count), .lazyArchive(file))
+                } else {
+                    let (edition, items) = try HomepwnerArchive.decode(try read(file), file: file.path)
+                    folder.add(Source(file: name, edition: edition, itemCount: items.count), .decoded(items))
                 }
-                seen[item.key] = (name, item)
-                folder.items.append(item)
+            case plistName:
+                if let count = LootLoggerPlist.count(file) {
+                    folder.add(Source(file: name, edition: .lootLogger, itemCount: count), .lazyPlist(file))
+                } else {
+                    let items = try LootLoggerPlist.decode(try read(file), file: file.path)
+                    folder.add(Source(file: name, edition: .lootLogger, itemCount: items.count), .decoded(items))
+                }
+            default:
+                let items = try CoreDataInventory.decode(file, file: file.path)
+                folder.add(Source(file: name, edition: .coreData, itemCount: items.count), .decoded(items))
             }
         }
-        for item in folder.items {
+        guard !folder.sources.isEmpty else { throw .nothingToImport(path: url.path) }
+        // Names present, lowercased: a key with no file of its name needs no look-up of its own.
+        let names = Set(
+            ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).map { $0.lowercased() })
+        var seen: [KeyBits: (source: Int, content: Int)] = [:]
+        var withFile: [HomepwnerItem] = []
+        var withoutFile = ItemKeyList()
+        var repeats: Set<Int> = []
+        var labels = 0
+        var position = 0
+        for (index, source) in folder.sources.enumerated() {
+            let path = url.appendingPathComponent(source.file).path
+            let sources = folder.sources
+            try folder.forEach(
+                index,
+                checking: { (item) throws(HomepwnerError) in
+                    defer { position += 1 }
+                    try check(item, file: path)
+                    let bits = KeyBits(item.key)
+                    let content = contentHash(item)
+                    if let earlier = seen[bits] {
+                        guard earlier.content == content else {
+                            throw .conflict(
+                                key: item.key.rawValue,
+                                reason: "\(sources[earlier.source].file) and \(source.file) give it different "
+                                    + "contents; keep one of the files")
+                        }
+                        repeats.insert(position)
+                        return
+                    }
+                    seen[bits] = (index, content)
+                    if item.assetType.map({ !$0.isEmpty }) == true { labels += 1 }
+                    if [item.keyText, item.key.rawValue].contains(where: { names.contains($0.lowercased()) }) {
+                        withFile.append(item)
+                    } else {
+                        withoutFile.append(item.key)
+                    }
+                })
+        }
+        seen = [:]
+        for item in withFile {
             if let image = try image(for: item, in: url, maxBytes: maxImageBytes) {
                 folder.images[item.key] = image
             } else {
-                folder.keysWithoutImage.append(item.key)
+                withoutFile.append(item.key)
             }
         }
+        folder.keysWithoutImage = withoutFile
+        folder.repeats = repeats
+        folder.assetTypeLabels = labels
         return folder
+    }
+
+    /// Calls `body` with each item of the folder in file order, each key once.
+    public func forEachItem(_ body: (HomepwnerItem) throws -> Void) throws {
+        var position = 0
+        for index in sources.indices {
+            try forEach(index) { item in
+                defer { position += 1 }
+                if !repeats.contains(position) { try body(item) }
+            }
+        }
+    }
+
+    private mutating func add(_ source: Source, _ items: Contents) {
+        sources.append(source)
+        contents.append(items)
+    }
+
+    /// Each item of source `index`, repeats included.
+    private func forEach(_ index: Int, _ body: (HomepwnerItem) throws -> Void) throws {
+        switch contents[index] {
+        case .decoded(let items):
+            for item in items { try body(item) }
+        case .lazyPlist(let file):
+            try LootLoggerPlist.forEachItem(file, file: file.path, body)
+        case .lazyArchive(let file):
+            try HomepwnerArchive.forEachItem(file, file: file.path, body)
+        }
+    }
+
+    /// `forEach` for `load`, whose checks throw only `HomepwnerError`s.
+    private func forEach(_ index: Int, checking body: (HomepwnerItem) throws(HomepwnerError) -> Void)
+        throws(HomepwnerError)
+    {
+        do {
+            try forEach(index) { (item: HomepwnerItem) in try body(item) }
+        } catch let error as HomepwnerError {
+            throw error
+        } catch {
+            throw .malformed(file: url.appendingPathComponent(sources[index].file).path, reason: "\(error)")
+        }
+    }
+
+    /// An item's contents (name, serial, value, date), hashed: two items of one key in the
+    /// folder must agree on them.
+    private static func contentHash(_ item: HomepwnerItem) -> Int {
+        var hasher = Hasher()
+        hasher.combine(item.name)
+        hasher.combine(item.serialNumber)
+        hasher.combine(item.valueInDollars)
+        hasher.combine(item.dateCreatedMilliseconds)
+        return hasher.finalize()
     }
 
     private init(url: URL) { self.url = url }
@@ -91,11 +194,6 @@ public struct HomepwnerFolder: Sendable {
         } catch {
             throw .malformed(file: file.path, reason: "cannot be read: \(error.localizedDescription)")
         }
-    }
-
-    private static func sameContent(_ a: HomepwnerItem, _ b: HomepwnerItem) -> Bool {
-        a.name == b.name && a.serialNumber == b.serialNumber && a.valueInDollars == b.valueInDollars
-            && a.dateCreatedMilliseconds == b.dateCreatedMilliseconds
     }
 
     /// The store's limits on names and serials, checked before anything is written.

@@ -25,14 +25,22 @@ public struct HomepwnerImportOptions: Sendable {
 public struct HomepwnerImportReport: Sendable {
     public var sources: [HomepwnerFolder.Source]
     /// Inserted and updated keys, images written (all planned, in a dry run).
-    public var changes: ChangeSet
+    public var changes: ChangeSet {
+        ChangeSet(
+            inserted: Array(inserted), updated: Array(updated), imagesWritten: imagesWritten, imageBytes: imageBytes)
+    }
+    /// `changes` as it is kept: a 1,000,000-item import lists every key as inserted or unchanged.
+    public var inserted = ItemKeyList()
+    public var updated = ItemKeyList()
+    public var imagesWritten = 0
+    public var imageBytes: Int64 = 0
     /// Items the store already had with the same contents.
-    public var unchanged: [ItemKey]
+    public var unchanged = ItemKeyList()
     /// Items deleted in this store, left deleted: a re-import must not undo a deletion (nor can
     /// it after `gc` dropped the tombstone: the store remembers the collected keys).
-    public var skippedDeleted: [ItemKey]
+    public var skippedDeleted = ItemKeyList()
     /// Items without an image file in the folder (a store image is never removed for that).
-    public var keysWithoutImage: [ItemKey]
+    public var keysWithoutImage: ItemKeyList
     /// How many items carried a Core Data asset type label, and what was done with them.
     public var assetTypeLabels: Int
     public var assetType: HomepwnerImportOptions.AssetType

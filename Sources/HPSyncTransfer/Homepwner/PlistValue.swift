@@ -2,7 +2,7 @@ import Foundation
 
 /// A property-list value with keyed-archive UIDs kept apart from integers, so an archive can be
 /// read and written without NSKeyedUnarchiver and its class registry.
-public indirect enum PlistValue: Equatable, Sendable {
+public enum PlistValue: Equatable, Sendable {
     case string(String)
     case integer(Int64)
     case real(Double)

@@ -4,8 +4,9 @@ import HPSyncStore
 
 /// Importing a Homepwner Documents folder as local changes, and writing one back.
 extension Store {
-    /// How many items each import transaction applies.
-    static let homepwnerBatchSize = 1000
+    /// How many items each import transaction applies: 10,000 commits (and fsyncs) a 1,000,000-item
+    /// folder in 100 transactions; 1,000 took 52 CPU-s instead of 36.
+    static let homepwnerBatchSize = 10_000
 
     /// Reads, checks and imports the Homepwner folder at `url`. Nothing is written unless the
     /// whole folder is valid; unchanged items are left alone, so re-importing changes nothing.
@@ -16,49 +17,60 @@ extension Store {
         return try importHomepwner(folder, options: options)
     }
 
-    /// Imports an already loaded folder; see `importHomepwner(from:options:)`.
+    /// Imports an already loaded folder; see `importHomepwner(from:options:)`. The items are
+    /// decoded again one at a time and written in batches, never all held at once.
     public func importHomepwner(_ folder: HomepwnerFolder, options: HomepwnerImportOptions = .init()) throws
         -> HomepwnerImportReport
     {
-        // Everything the store will hold is settled and checked before the first write.
-        var wanted: [Item] = []
-        var labels = 0
-        for item in folder.items {
-            var name = item.name
-            if let label = item.assetType, !label.isEmpty {
-                labels += 1
-                if options.assetType == .name { name += " [\(label)]" }
-            }
-            do {
-                try Self.validate(name: name, serial: item.serialNumber, requireName: false)
-            } catch {
-                throw HomepwnerError.malformed(file: folder.url.path, reason: "item \(item.key): \(error)")
-            }
-            wanted.append(
-                Item(
-                    key: item.key, name: name, serialNumber: item.serialNumber, valueInDollars: item.valueInDollars,
-                    dateCreatedMilliseconds: item.dateCreatedMilliseconds, image: folder.images[item.key]?.ref,
-                    version: Version(stamp: .zero, origin: nodeID)))
+        // Everything the store will hold is settled and checked before the first write: the
+        // folder checked every name, and a label appended to one is checked here.
+        if options.assetType == .name && folder.assetTypeLabels > 0 {
+            try folder.forEachItem { item in _ = try wanted(item, folder: folder, options: options) }
         }
         var report = HomepwnerImportReport(
-            sources: folder.sources, changes: ChangeSet(), unchanged: [], skippedDeleted: [],
-            keysWithoutImage: folder.keysWithoutImage, assetTypeLabels: labels, assetType: options.assetType,
-            dryRun: options.dryRun)
+            sources: folder.sources, keysWithoutImage: folder.keysWithoutImage,
+            assetTypeLabels: folder.assetTypeLabels, assetType: options.assetType, dryRun: options.dryRun)
         let imageFiles = folder.images.mapValues(\.url)
-        var start = 0
-        while start < wanted.count {
-            let batch = Array(wanted[start..<min(start + Self.homepwnerBatchSize, wanted.count)])
-            start += Self.homepwnerBatchSize
+        var batch: [Item] = []
+        batch.reserveCapacity(Self.homepwnerBatchSize)
+        func flush() throws {
             let outcome: LocalEditsOutcome
             do {
                 outcome = try importLocalEdits(batch, imageFiles: imageFiles, dryRun: options.dryRun)
             } catch LocalEditError.imageFileChanged(let url) {
                 throw HomepwnerError.malformed(file: url.path, reason: "changed while being imported; import again")
             }
-            report.changes.formUnion(outcome.changes)
-            report.unchanged += outcome.unchanged
-            report.skippedDeleted += outcome.skippedDeleted
+            report.inserted.append(contentsOf: outcome.changes.inserted)
+            report.updated.append(contentsOf: outcome.changes.updated)
+            report.imagesWritten += outcome.changes.imagesWritten
+            report.imageBytes += outcome.changes.imageBytes
+            report.unchanged.append(contentsOf: outcome.unchanged)
+            report.skippedDeleted.append(contentsOf: outcome.skippedDeleted)
+            batch.removeAll(keepingCapacity: true)
         }
+        try folder.forEachItem { item in
+            batch.append(try wanted(item, folder: folder, options: options))
+            if batch.count == Self.homepwnerBatchSize { try flush() }
+        }
+        if !batch.isEmpty { try flush() }
         return report
+    }
+
+    /// The item as the store will hold it: the label appended to the name when asked, the
+    /// image the folder has for it.
+    private func wanted(_ item: HomepwnerItem, folder: HomepwnerFolder, options: HomepwnerImportOptions) throws
+        -> Item
+    {
+        var name = item.name
+        if let label = item.assetType, !label.isEmpty, options.assetType == .name { name += " [\(label)]" }
+        do {
+            try Self.validate(name: name, serial: item.serialNumber, requireName: false)
+        } catch {
+            throw HomepwnerError.malformed(file: folder.url.path, reason: "item \(item.key): \(error)")
+        }
+        return Item(
+            key: item.key, name: name, serialNumber: item.serialNumber, valueInDollars: item.valueInDollars,
+            dateCreatedMilliseconds: item.dateCreatedMilliseconds, image: folder.images[item.key]?.ref,
+            version: Version(stamp: .zero, origin: nodeID))
     }
 }
