@@ -14,6 +14,8 @@ public struct HomepwnerImportOptions: Sendable {
     public var assetType: AssetType
     /// Plan and report, but write nothing.
     public var dryRun: Bool
+    /// Items per write transaction (tests lower it to span several).
+    var batchSize = Store.homepwnerBatchSize
 
     public init(assetType: AssetType = .name, dryRun: Bool = false) {
         self.assetType = assetType

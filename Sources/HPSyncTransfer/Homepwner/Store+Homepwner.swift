@@ -32,7 +32,7 @@ extension Store {
             assetTypeLabels: folder.assetTypeLabels, assetType: options.assetType, dryRun: options.dryRun)
         let imageFiles = folder.images.mapValues(\.url)
         var batch: [Item] = []
-        batch.reserveCapacity(Self.homepwnerBatchSize)
+        batch.reserveCapacity(options.batchSize)
         func flush() throws {
             let outcome: LocalEditsOutcome
             do {
@@ -50,7 +50,7 @@ extension Store {
         }
         try folder.forEachItem { item in
             batch.append(try wanted(item, folder: folder, options: options))
-            if batch.count == Self.homepwnerBatchSize { try flush() }
+            if batch.count == options.batchSize { try flush() }
         }
         if !batch.isEmpty { try flush() }
         return report

@@ -183,7 +183,9 @@ struct HomepwnerRoundTripTests {
                 dateCreatedMilliseconds: 1_500_000_000_000 + Int64(index))
         }
         let folder = fixtures.folder(dir, file: "items.archive", fixtures.swiftArchive(items))
-        let report = try store.importHomepwner(from: folder)
+        var options = HomepwnerImportOptions()
+        options.batchSize = 1000
+        let report = try store.importHomepwner(from: folder, options: options)
         #expect(report.changes.inserted.count == 2500)
         #expect(try store.lastSeq == 2500)
         #expect(try store.importHomepwner(from: folder).unchanged.count == 2500)
