@@ -70,6 +70,7 @@ extension SinkStateMachine {
             return wait ? .waitForCommit : resume(&work)
         }
         work.pending = PendingBatch()
+        if sessionKeys != nil { for key in batch.keys { sessionKeys?.insert(key) } }
         committing.append(InFlight(keys: batch.keys, mayRemoveImages: batch.mayRemoveImages))
         return .commit(batch, wait: wait)
     }
@@ -77,7 +78,7 @@ extension SinkStateMachine {
     private mutating func resume(_ work: inout PageWork) -> Action {
         switch work.next {
         case .settleKeys: return settleKeys(&work)
-        case .readLocal: return .readLocal(work.page.entries.map(\.key))
+        case .readLocal: return readLocal(&work)
         case .planImages: return planImages(&work)
         case .finishPage: return finishPage(&work)
         case .sendPageDone: return .sendPageDone(pageDone(work.page))

@@ -46,6 +46,9 @@ struct SinkStateMachine {
         var maxImageBytes = Int64.max
         /// Why the clock guard refuses a version, worded for the user; nil when it may be applied.
         var clockGuard: (Version) -> String? = { _ in nil }
+        /// The store had no item rows and no GC horizon when the session began: a key has a row
+        /// only if this session committed it (`SessionKeys`), so the merge rule reads no other.
+        var startsEmpty = false
     }
 
     /// What the session does next.
@@ -176,6 +179,8 @@ struct SinkStateMachine {
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
     var reconciling: VersionStamp?
     var committing: [InFlight] = []
+    /// When the store began empty: the keys this session handed to the committer.
+    var sessionKeys: SessionKeys?
     var pagesStarted = 0
     /// How far the store has durably applied the source's feed: PageDone's `durable_seq`.
     var durableSeq: Int64 = 0
