@@ -63,9 +63,12 @@ struct PendingBatch {
         mayRemoveImages = true
     }
 
-    /// The transaction, with `checkpoint` (for its last page); nil when no page is held.
-    func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
+    /// The transaction, with `checkpoint` (for its last page); nil when no page is held. Its
+    /// records go in key order (a batch holds each key once): the store then reads and writes
+    /// each leaf of its random-key index once, in order, instead of at random.
+    mutating func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
         guard let lastPage else { return nil }
+        records.sort { $0.item.key.rawValue < $1.item.key.rawValue }
         return Sealed(
             records: records, checkpoint: checkpoint, reconcile: reconcile,
             throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged,
