@@ -73,6 +73,7 @@ final class SinkSession {
         configuration.version = options.version
         configuration.applyIf = options.applyIf
         configuration.commitEvery = options.commitEvery
+        configuration.uptime = { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
         configuration.deletionGuard = options.deletionGuard
         configuration.maxImageBytes = store.maxImageBytes
         configuration.clockGuard = { [store, options] in

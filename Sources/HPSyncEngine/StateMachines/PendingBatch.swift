@@ -22,6 +22,8 @@ struct PendingBatch {
     var entries = 0
     /// The last page held: its `through_seq` (and the holds) give the batch's checkpoint.
     var lastPage: ManifestPage?
+    /// When the batch's first page was held (`Configuration.uptime`).
+    var startedAt: UInt64 = 0
     /// Temporaries of this batch, removed once it is committed or abandoned.
     var staged: [StagedImage] = []
     /// The newest stamp among the entries of the pages held, fetched or not: a version this

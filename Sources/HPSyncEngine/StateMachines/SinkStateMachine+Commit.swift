@@ -42,15 +42,19 @@ extension SinkStateMachine {
     mutating func holdPage(_ work: inout PageWork) -> Action {
         let page = work.page
         holds.hold(before: work.withheld, in: page)
+        let now = configuration.uptime()
+        if work.pending.lastPage == nil { work.pending.startedAt = now }
         receivedItems += work.pending.add(work.incoming, local: work.local)
         work.pending.entries += page.entries.count
         if let step = work.step { work.pending.add(step) }
         work.pending.lastPage = page
         let version = configuration.version
+        let full = work.pending.entries >= batchLimit
         guard
-            version < 2 || page.isFinal || work.pending.entries >= configuration.commitEvery
-                || work.pending.imageBytes >= Batch.imageBytes
+            version < 2 || page.isFinal || full || work.pending.imageBytes >= Batch.imageBytes
+                || now &- work.pending.startedAt >= configuration.commitInterval
         else { return finishPage(&work) }
+        if full, isBulk { batchLimit = min(batchLimit * 2, max(configuration.bulkCommitEvery, batchLimit)) }
         // Version 1 acknowledges each page as applied; the final page needs everything durable;
         // a reconciliation keeps to one step at a time.
         work.next = .finishPage

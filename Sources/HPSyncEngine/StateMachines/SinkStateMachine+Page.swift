@@ -61,6 +61,7 @@ extension SinkStateMachine {
         if configuration.startsEmpty {
             sessionKeys = SessionKeys(capacity: max(totalEntries ?? 0, work.page.entries.count))
         }
+        isBulk = configuration.startsEmpty || (totalEntries ?? 0) >= configuration.bulkCommitEvery
         if configuration.deletionGuard != nil, !configuration.dryRun { return .countLiveItems }
         return pageBegins(&work)
     }
