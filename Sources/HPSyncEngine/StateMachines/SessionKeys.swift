@@ -21,23 +21,39 @@ struct SessionKeys {
     }
 
     mutating func insert(_ key: ItemKey) {
-        forEachBit(of: key) { words[$0 >> 6] |= 1 << ($0 & 63) }
+        var bits = Probes(key, mask: mask)
+        for _ in 0..<Self.probes {
+            let bit = bits.next()
+            words[bit >> 6] |= 1 << (bit & 63)
+        }
     }
 
     func mayContain(_ key: ItemKey) -> Bool {
-        var all = true
-        forEachBit(of: key) { if words[$0 >> 6] & (1 << ($0 & 63)) == 0 { all = false } }
-        return all
+        var bits = Probes(key, mask: mask)
+        for _ in 0..<Self.probes {
+            let bit = bits.next()
+            if words[bit >> 6] & (1 << (bit & 63)) == 0 { return false }
+        }
+        return true
     }
 
-    /// The filter's bits for `key`, by double hashing of one hash value.
-    private func forEachBit(of key: ItemKey, _ body: (Int) -> Void) {
-        let hash = UInt64(bitPattern: Int64(key.hashValue))
-        let step = (hash >> 32) | 1
-        var bit = hash
-        for _ in 0..<Self.probes {
-            body(Int(truncatingIfNeeded: bit & mask))
-            bit &+= step
+    /// The filter's bits for a key, by double hashing of one hash value. (A value of its own, not
+    /// a closure over the filter: writing `words` inside such a closure copies the whole array.)
+    private struct Probes {
+        private var bit: UInt64
+        private let step: UInt64
+        private let mask: UInt64
+
+        init(_ key: ItemKey, mask: UInt64) {
+            let hash = UInt64(bitPattern: Int64(key.hashValue))
+            bit = hash
+            step = (hash >> 32) | 1
+            self.mask = mask
+        }
+
+        mutating func next() -> Int {
+            defer { bit &+= step }
+            return Int(truncatingIfNeeded: bit & mask)
         }
     }
 }
