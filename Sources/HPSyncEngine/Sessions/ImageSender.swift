@@ -25,13 +25,7 @@ final class ImageSender {
     /// Answers one image; false when it was answered as missing.
     @discardableResult
     func send(_ wanted: ImageWanted, report: inout SyncReport) throws -> Bool {
-        let (found, damaged) = try store.openIntactImage(withDigest: wanted.digest)
-        if !damaged.isEmpty {
-            logger.warning(
-                "this store's own image is missing or damaged; answered as missing. `hp-sync verify --repair --from PEER` fetches it again",
-                metadata: ["sha256": "\(wanted.digest)", "keys": "\(damaged.map(\.rawValue))"])
-        }
-        guard let file = found else {
+        guard let file = try open(wanted) else {
             try channel.send(
                 .imageHeader(ImageHeaderMessage(key: wanted.key, digest: wanted.digest, size: 0, missing: true)))
             return false
@@ -54,5 +48,19 @@ final class ImageSender {
         report.imagesTransferred += 1
         report.imageBytes += file.size
         return true
+    }
+
+    /// The file with the wanted bytes: first the file of the key asked for (a sink asks for the
+    /// image of a record this source sent, under that record's key: no query), else any file
+    /// with the digest, which a query of the store finds and judges.
+    private func open(_ wanted: ImageWanted) throws -> ImageReader? {
+        if let file = try store.openImage(ofKey: wanted.key, holding: wanted.digest) { return file }
+        let (found, damaged) = try store.openIntactImage(withDigest: wanted.digest)
+        if !damaged.isEmpty {
+            logger.warning(
+                "this store's own image is missing or damaged; answered as missing. `hp-sync verify --repair --from PEER` fetches it again",
+                metadata: ["sha256": "\(wanted.digest)", "keys": "\(damaged.map(\.rawValue))"])
+        }
+        return found
     }
 }

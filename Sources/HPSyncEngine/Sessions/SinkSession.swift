@@ -54,6 +54,8 @@ final class SinkSession {
     /// Runs until the source's final page is applied; `report` gets what the session did, also
     /// when it fails.
     func run(into report: inout SyncReport) throws {
+        var configuration = configuration
+        configuration.startsEmpty = try !options.dryRun && store.hasNothingToMergeWith()
         var machine = SinkStateMachine(configuration, report: report)
         defer { report = machine.report }
         if options.dryRun {
@@ -71,6 +73,7 @@ final class SinkSession {
         configuration.version = options.version
         configuration.applyIf = options.applyIf
         configuration.commitEvery = options.commitEvery
+        configuration.uptime = { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
         configuration.deletionGuard = options.deletionGuard
         configuration.maxImageBytes = store.maxImageBytes
         configuration.clockGuard = { [store, options] in

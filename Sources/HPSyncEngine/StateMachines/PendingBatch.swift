@@ -22,6 +22,8 @@ struct PendingBatch {
     var entries = 0
     /// The last page held: its `through_seq` (and the holds) give the batch's checkpoint.
     var lastPage: ManifestPage?
+    /// When the batch's first page was held (`Configuration.uptime`).
+    var startedAt: UInt64 = 0
     /// Temporaries of this batch, removed once it is committed or abandoned.
     var staged: [StagedImage] = []
     /// The newest stamp among the entries of the pages held, fetched or not: a version this
@@ -63,9 +65,12 @@ struct PendingBatch {
         mayRemoveImages = true
     }
 
-    /// The transaction, with `checkpoint` (for its last page); nil when no page is held.
-    func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
+    /// The transaction, with `checkpoint` (for its last page); nil when no page is held. Its
+    /// records go in key order (a batch holds each key once): the store then reads and writes
+    /// each leaf of its random-key index once, in order, instead of at random.
+    mutating func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
         guard let lastPage else { return nil }
+        records.sort { $0.item.key.rawValue < $1.item.key.rawValue }
         return Sealed(
             records: records, checkpoint: checkpoint, reconcile: reconcile,
             throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged,

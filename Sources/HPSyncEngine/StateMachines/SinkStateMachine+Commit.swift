@@ -42,15 +42,19 @@ extension SinkStateMachine {
     mutating func holdPage(_ work: inout PageWork) -> Action {
         let page = work.page
         holds.hold(before: work.withheld, in: page)
+        let now = configuration.uptime()
+        if work.pending.lastPage == nil { work.pending.startedAt = now }
         receivedItems += work.pending.add(work.incoming, local: work.local)
         work.pending.entries += page.entries.count
         if let step = work.step { work.pending.add(step) }
         work.pending.lastPage = page
         let version = configuration.version
+        let full = work.pending.entries >= batchLimit
         guard
-            version < 2 || page.isFinal || work.pending.entries >= configuration.commitEvery
-                || work.pending.imageBytes >= Batch.imageBytes
+            version < 2 || page.isFinal || full || work.pending.imageBytes >= Batch.imageBytes
+                || now &- work.pending.startedAt >= configuration.commitInterval
         else { return finishPage(&work) }
+        if full, isBulk { batchLimit = min(batchLimit * 2, max(configuration.bulkCommitEvery, batchLimit)) }
         // Version 1 acknowledges each page as applied; the final page needs everything durable;
         // a reconciliation keeps to one step at a time.
         work.next = .finishPage
@@ -70,6 +74,7 @@ extension SinkStateMachine {
             return wait ? .waitForCommit : resume(&work)
         }
         work.pending = PendingBatch()
+        if sessionKeys != nil { for key in batch.keys { sessionKeys?.insert(key) } }
         committing.append(InFlight(keys: batch.keys, mayRemoveImages: batch.mayRemoveImages))
         return .commit(batch, wait: wait)
     }
@@ -77,7 +82,7 @@ extension SinkStateMachine {
     private mutating func resume(_ work: inout PageWork) -> Action {
         switch work.next {
         case .settleKeys: return settleKeys(&work)
-        case .readLocal: return .readLocal(work.page.entries.map(\.key))
+        case .readLocal: return readLocal(&work)
         case .planImages: return planImages(&work)
         case .finishPage: return finishPage(&work)
         case .sendPageDone: return .sendPageDone(pageDone(work.page))

@@ -58,6 +58,10 @@ extension SinkStateMachine {
             totalEntries = Int(work.page.entriesAhead)
             totalImageBytes = work.page.imageBytesAhead
         }
+        if configuration.startsEmpty {
+            sessionKeys = SessionKeys(capacity: max(totalEntries ?? 0, work.page.entries.count))
+        }
+        isBulk = configuration.startsEmpty || (totalEntries ?? 0) >= configuration.bulkCommitEvery
         if configuration.deletionGuard != nil, !configuration.dryRun { return .countLiveItems }
         return pageBegins(&work)
     }
@@ -104,11 +108,22 @@ extension SinkStateMachine {
         if !configuration.dryRun, let inFlight = committing.first, keys.contains(where: inFlight.keys.contains) {
             return .waitForCommit
         }
-        return .readLocal(keys)
+        return readLocal(&work)
+    }
+
+    /// Reads the local rows of the page's keys; in a store that began empty, only of those this
+    /// session may have committed (none, on a first pull's pages, unless the source lists a key
+    /// again): the others have no row to merge with.
+    mutating func readLocal(_ work: inout PageWork) -> Action {
+        let keys = work.page.entries.map(\.key)
+        guard let sessionKeys else { return .readLocal(keys) }
+        let committed = keys.filter(sessionKeys.mayContain)
+        guard committed.isEmpty else { return .readLocal(committed) }
+        return evaluate(&work, local: [:])
     }
 
     /// One read of the page's local rows serves the merge rule and the image decisions.
-    private mutating func evaluate(_ work: inout PageWork, local: [ItemKey: Item]) -> Action {
+    mutating func evaluate(_ work: inout PageWork, local: [ItemKey: Item]) -> Action {
         let page = work.page
         work.local = local
         let (acceptable, refusals) = holds.screen(page)

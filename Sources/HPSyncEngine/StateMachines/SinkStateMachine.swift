@@ -19,9 +19,15 @@ import HPSyncStore
 struct SinkStateMachine {
     /// When a version-2 sink commits what it holds: at the final page, or once the pages it
     /// holds list this many entries or their images this many bytes, whichever comes first.
+    /// A bulk pull (into a store that began empty, or `bulkEntries` or more announced) doubles
+    /// the entries of each batch up to `bulkEntries`: fewer, larger transactions, each of which
+    /// rewrites most leaves of the random-key index once. Every batch also commits once it has
+    /// gathered for `interval` milliseconds, so durable progress keeps a steady pace.
     enum Batch {
         static let entries = 10_000
+        static let bulkEntries = 40_000
         static let imageBytes: Int64 = 64 << 20
+        static let interval: UInt64 = 4_000
     }
 
     struct Configuration {
@@ -39,6 +45,12 @@ struct SinkStateMachine {
         var applyIf: SyncClient.ApplyDecision?
         /// Version 2: commit once the pages held list this many entries.
         var commitEvery = Batch.entries
+        /// Version 2, a bulk pull: the batches grow from `commitEvery` entries to this many.
+        var bulkCommitEvery = Batch.bulkEntries
+        /// Version 2: commit once the batch has gathered pages this many milliseconds.
+        var commitInterval = Batch.interval
+        /// A monotonic clock in milliseconds: the session's, a test's own.
+        var uptime: () -> UInt64 = { 0 }
         /// When set, the session counts the deletions it really receives and stops before the
         /// page that would make them trip this guard (whatever the source announced).
         var deletionGuard: (rule: MassDeleteGuard, peer: String)?
@@ -46,6 +58,9 @@ struct SinkStateMachine {
         var maxImageBytes = Int64.max
         /// Why the clock guard refuses a version, worded for the user; nil when it may be applied.
         var clockGuard: (Version) -> String? = { _ in nil }
+        /// The store had no item rows and no GC horizon when the session began: a key has a row
+        /// only if this session committed it (`SessionKeys`), so the merge rule reads no other.
+        var startsEmpty = false
     }
 
     /// What the session does next.
@@ -176,7 +191,14 @@ struct SinkStateMachine {
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
     var reconciling: VersionStamp?
     var committing: [InFlight] = []
+    /// When the store began empty: the keys this session handed to the committer.
+    var sessionKeys: SessionKeys?
     var pagesStarted = 0
+    /// How many entries the pages held may list before they are committed (version 2): grows
+    /// in a bulk pull.
+    var batchLimit: Int
+    /// Whether this is a bulk pull: see `Batch`.
+    var isBulk = false
     /// How far the store has durably applied the source's feed: PageDone's `durable_seq`.
     var durableSeq: Int64 = 0
     /// What the session did, committed or previewed.
@@ -190,6 +212,7 @@ struct SinkStateMachine {
 
     init(_ configuration: Configuration = .init(), report: SyncReport = SyncReport(direction: .pull, peer: "")) {
         self.configuration = configuration
+        self.batchLimit = configuration.commitEvery
         self.holds = SinkHolds(refusal: configuration.clockGuard)
         self.report = report
     }

@@ -98,6 +98,22 @@ extension Store {
         return (nil, damaged)
     }
 
+    /// Opens the image file of `key` when its bytes are exactly `digest` (read and hashed
+    /// first), else nil, without a query: a source asked for the image of a record it sent finds
+    /// it under that record's key. A file holding other bytes is not judged damaged here (the
+    /// key may have a newer image by now): the caller asks `openIntactImage(withDigest:)`.
+    public func openImage(ofKey key: ItemKey, holding digest: SHA256Digest) throws -> ImageReader? {
+        let reader: ImageReader
+        do {
+            reader = try ImageReader(path: images.finalPath(key))
+        } catch StoreError.missingImageFile {
+            return nil
+        }
+        if try reader.holds(ImageRef(digest: digest, size: reader.size)) { return reader }
+        reader.close()
+        return nil
+    }
+
     /// Opens a committed local image file with `digest` (under any key), or nil if there is none.
     public func openImage(withDigest digest: SHA256Digest) throws -> ImageReader? {
         guard let url = try imageFile(withDigest: digest) else { return nil }

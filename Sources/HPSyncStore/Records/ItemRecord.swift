@@ -101,16 +101,12 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// deletes the old row and inserts one with a new rowid, which rewrites a random leaf of the
     /// key index too, about one more page per edited key in the WAL.
     func write(_ db: Database) throws {
-        let statement = try RawStatement(
-            db,
-            sql: """
-                INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-                  imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
-                ON CONFLICT(key) DO UPDATE SET name = excluded.name, serialNumber = excluded.serialNumber,
-                  valueInDollars = excluded.valueInDollars, dateCreated = excluded.dateCreated,
-                  imageDigest = excluded.imageDigest, imageSize = excluded.imageSize, stamp = excluded.stamp,
-                  origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
-                """)
+        try write(with: RawStatement(db, sql: Self.upsert))
+    }
+
+    /// Like `write(_:)`, through the statement of `upsert` that the caller prepared once for
+    /// many rows: finding GRDB's cached statement by its SQL text hashes that text, every row.
+    func write(with statement: borrowing RawStatement) throws {
         statement.bind(key, at: 1)
         statement.bind(name, at: 2)
         statement.bind(serialNumber, at: 3)
@@ -123,7 +119,18 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         statement.bind(deleted ? 1 : 0, at: 10)
         statement.bind(seq, at: 11)
         _ = try statement.step()
+        statement.reset()
     }
+
+    /// The statement `write(_:)` runs.
+    static let upsert = """
+        INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
+          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+        ON CONFLICT(key) DO UPDATE SET name = excluded.name, serialNumber = excluded.serialNumber,
+          valueInDollars = excluded.valueInDollars, dateCreated = excluded.dateCreated,
+          imageDigest = excluded.imageDigest, imageSize = excluded.imageSize, stamp = excluded.stamp,
+          origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
+        """
 
     /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
     /// than `IN (...)` lists, whose keys SQLite first sorts into a temporary index).

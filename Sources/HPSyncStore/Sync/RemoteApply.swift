@@ -78,6 +78,7 @@ struct RemoteApply {
             // One lookup for the batch; rows written below replace their entries.
             var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
             let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
+            let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -117,7 +118,7 @@ struct RemoteApply {
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 let written = ItemRecord(item, seq: changeClock.nextSeq())
-                try written.write(db)
+                try written.write(with: upsert)
                 locals[key.rawValue] = written
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)

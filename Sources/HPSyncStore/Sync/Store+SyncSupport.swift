@@ -1,3 +1,4 @@
+import GRDB
 import HPSyncModel
 
 /// What the sync engine needs to see of a store's configuration and clock.
@@ -25,6 +26,15 @@ extension Store {
 
     /// This store's wall clock (injected in tests), in milliseconds since 1970.
     public func nowMilliseconds() -> UInt64 { clock.nowMilliseconds() }
+
+    /// Whether this store has no item rows and no GC horizon (whose virtual tombstone every
+    /// key without a row would meet): a version received now has nothing here to merge with.
+    public func hasNothingToMergeWith() throws -> Bool {
+        try read { db in
+            guard try MetaRecord.load(db).gcHorizon.virtualTombstone == nil else { return false }
+            return try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item)") ?? false)
+        }
+    }
 
     /// Records how far a peer store has been synced, in one transaction of its own.
     public func setCheckpoint(_ update: CheckpointUpdate) throws {

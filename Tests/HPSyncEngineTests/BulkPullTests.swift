@@ -1,0 +1,110 @@
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Testing
+
+@testable import HPSyncEngine
+
+/// A bulk pull: no merge lookups where the store began empty, batches that grow, a commit at
+/// least every interval, and `durable_seq` that says only what is committed.
+@Suite struct BulkPullTests {
+    typealias Machine = SinkStateMachineTests
+
+    /// A clock the test moves by hand.
+    final class ManualClock: @unchecked Sendable {
+        var now: UInt64 = 0
+    }
+
+    static func items(_ count: Int) -> [Item] {
+        (0..<count).map { _ in Machine.item(.random(), at: 10, deleted: true) }
+    }
+
+    @Test func aStoreThatBeganEmptyReadsNoRowsForKeysTheSessionNeverCommitted() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.startsEmpty = true
+        var driver = Machine.Driver(configuration)
+        let pages = Machine.pages(Self.items(6), perPage: 2)
+        for page in pages { _ = try driver.feed(page) }
+        #expect(driver.reads.isEmpty)
+        #expect(driver.machine.state.isFinished)
+    }
+
+    @Test func aKeyListedAgainIsReadOnceItsFirstChangeIsCommitted() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.startsEmpty = true
+        var driver = Machine.Driver(configuration)
+        let key = ItemKey.random()
+        let other = Machine.item(.random(), at: 10, deleted: true)
+        let first = ManifestPage(
+            entries: [Machine.entry(Machine.item(key, at: 10, deleted: true), seq: 1)], throughSeq: 1, isFinal: false)
+        let again = ManifestPage(
+            entries: [
+                Machine.entry(other, seq: 2), Machine.entry(Machine.item(key, at: 20, deleted: true), seq: 3),
+            ], throughSeq: 3, isFinal: true)
+        _ = try driver.feed(first)
+        _ = try driver.feed(again)
+        // Only the key this session committed is read; the merge rule meets its first change.
+        #expect(driver.reads == [[key]])
+        #expect(driver.local[key]?.version == Machine.version(20))
+        #expect(driver.local[other.key] != nil)
+    }
+
+    @Test func aStoreWithRowsReadsEveryKey() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        var driver = Machine.Driver(configuration)
+        let page = Machine.pages(Self.items(3), perPage: 3)[0]
+        _ = try driver.feed(page)
+        #expect(driver.reads == [page.entries.map(\.key)])
+    }
+
+    @Test func aBulkPullsBatchesGrowUpToTheBulkSize() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.startsEmpty = true
+        configuration.commitEvery = 2
+        configuration.bulkCommitEvery = 8
+        var driver = Machine.Driver(configuration)
+        for page in Machine.pages(Self.items(40), perPage: 2) { _ = try driver.feed(page) }
+        #expect(driver.commits.map(\.batch.records.count) == [2, 4, 8, 8, 8, 8, 2])
+    }
+
+    @Test func aPullIntoAStoreWithRowsKeepsItsBatchSize() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.commitEvery = 2
+        configuration.bulkCommitEvery = 8
+        var driver = Machine.Driver(configuration)
+        for page in Machine.pages(Self.items(8), perPage: 2) { _ = try driver.feed(page) }
+        #expect(driver.commits.map(\.batch.records.count) == [2, 2, 2, 2])
+    }
+
+    @Test func aBatchCommitsOnceItHasGatheredForTheIntervalAndDurableSeqWaitsForTheCommit() throws {
+        let clock = ManualClock()
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.commitEvery = 100
+        configuration.commitInterval = 50
+        configuration.uptime = { clock.now }
+        var driver = Machine.Driver(configuration)
+        let pages = Machine.pages(Self.items(8), perPage: 2)
+        clock.now = 1_000
+        #expect(Machine.durableSeq(try driver.feed(pages[0])) == 0)
+        clock.now = 1_040
+        #expect(Machine.durableSeq(try driver.feed(pages[1])) == 0)
+        #expect(driver.commits.isEmpty)
+        clock.now = 1_050
+        // The interval has passed: the batch goes to the committer, and PageDone still says
+        // nothing is durable until the committer reports it.
+        #expect(Machine.durableSeq(try driver.feed(pages[2])) == 0)
+        #expect(driver.commits.map(\.batch.records.count) == [6])
+        #expect(driver.commits.map(\.wait) == [false])
+        // The next batch's interval starts with its first page.
+        clock.now = 1_060
+        #expect(Machine.durableSeq(try driver.feed(pages[3])) == 8)
+        #expect(driver.commits.map(\.batch.records.count) == [6, 2])
+    }
+}
