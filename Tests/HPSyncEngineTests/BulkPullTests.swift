@@ -31,6 +31,22 @@ import Testing
         #expect(driver.machine.state.isFinished)
     }
 
+    /// `entries_ahead` is the source's word: a huge one must neither trap on overflow nor
+    /// allocate a filter beyond its cap.
+    @Test func aHugeAnnouncedEntryCountGetsAFilterOfBoundedSize() throws {
+        #expect(SessionKeys(capacity: .max).bitCount == SessionKeys.maxBits)
+        #expect(SessionKeys(capacity: -1).bitCount == 1 << 16)
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.startsEmpty = true
+        var driver = Machine.Driver(configuration)
+        var pages = Machine.pages(Self.items(4), perPage: 2)
+        pages[0].entriesAhead = .max
+        for page in pages { _ = try driver.feed(page) }
+        #expect(driver.machine.state.isFinished)
+        #expect(try #require(driver.machine.sessionKeys).bitCount == SessionKeys.maxBits)
+    }
+
     @Test func aKeyListedAgainIsReadOnceItsFirstChangeIsCommitted() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2

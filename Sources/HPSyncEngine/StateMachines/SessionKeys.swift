@@ -12,10 +12,16 @@ struct SessionKeys {
     private let mask: UInt64
     private static let probes = 7
 
-    /// Sized for `capacity` keys at about 10 bits each (at least 64 Ki bits).
+    /// The most bits a filter takes (8 MiB): `capacity` comes from the source's `entries_ahead`,
+    /// which a hostile or broken source may set to anything. Beyond about 6 million keys the
+    /// false positives grow, which costs lookups, never correctness.
+    static let maxBits = 1 << 26
+
+    /// Sized for `capacity` keys at about 10 bits each (at least 64 Ki bits, at most `maxBits`).
     init(capacity: Int) {
+        let wanted = min(max(capacity, 0), Self.maxBits / 10) * 10
         var bits = 1 << 16
-        while bits < capacity * 10, bits < 1 << 34 { bits <<= 1 }
+        while bits < wanted, bits < Self.maxBits { bits <<= 1 }
         words = Array(repeating: 0, count: bits / 64)
         mask = UInt64(bits - 1)
     }
@@ -27,6 +33,9 @@ struct SessionKeys {
             words[bit >> 6] |= 1 << (bit & 63)
         }
     }
+
+    /// The filter's size in bits.
+    var bitCount: Int { words.count * 64 }
 
     func mayContain(_ key: ItemKey) -> Bool {
         var bits = Probes(key, mask: mask)
