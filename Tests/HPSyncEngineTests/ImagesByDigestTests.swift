@@ -84,6 +84,43 @@ import Testing
         #expect(try a.store.imagesToHeal().map(\.key) == [bad.key])
     }
 
+    /// A healing sink asks by digest under its own key, which on the source may hold another
+    /// image by now (or not exist): the source then finds the digest under any key, and the
+    /// asked key's file, intact with other bytes, is not taken for damaged.
+    @Test func aDigestAskedUnderAKeyHoldingOtherBytesIsFoundUnderAnotherKey() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let wantedItem = try a.add("wanted", image: jpeg(4))
+        let other = try a.add("other", image: jpeg(5))
+        let digest = try #require(wantedItem.image?.digest)
+        let served = ServedPipe(a.store, for: b.nodeID)
+        let channel = served.channel()
+        try channel.send(Self.hello(b, max: ProtocolLimits.maxVersion))
+        _ = try channel.receiveMessage(expecting: "Hello")
+        try channel.send(
+            .fetchImagesByDigest([
+                ImageWanted(key: other.key, digest: digest), ImageWanted(key: .random(), digest: digest),
+            ]))
+        for _ in 0..<2 {
+            guard case .imageHeader(let header) = try channel.receiveMessage(expecting: "ImageHeader") else {
+                Issue.record("no ImageHeader")
+                return
+            }
+            #expect(!header.missing && header.digest == digest && header.size == wantedItem.image?.size)
+            var received: [UInt8] = []
+            while received.count < header.size {
+                guard case .imageChunk(let bytes) = try channel.receive(expecting: "IMAGE_CHUNK") else { break }
+                received += bytes
+            }
+            #expect(received == a.imageBytes(wantedItem.key))
+        }
+        try channel.send(.endSession)
+        _ = try channel.receiveMessage(expecting: "Done")
+        served.waitForServer()
+        #expect(try a.store.imagesToHeal().isEmpty, "no intact file was taken for damaged")
+    }
+
     /// A pull that meets a rotten local copy of an image it needs fails, but remembers it, so the
     /// next pull fetches it by digest first and then goes through.
     @Test func aRottenLocalCopyFailsOnePullAndHealsOnTheNext() throws {
