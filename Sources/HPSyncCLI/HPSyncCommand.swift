@@ -24,6 +24,7 @@ public struct HPSyncCommand: ParsableCommand {
     /// Parses the command line, runs the command and exits with a documented `ExitStatus`;
     /// errors are printed on stderr as `hp-sync: error: ...`.
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        MemoryArenas.cap()
         let arguments = GlobalArguments.relocated(
             arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
         do {

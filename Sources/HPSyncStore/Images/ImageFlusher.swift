@@ -13,15 +13,22 @@ import Foundation
 /// transaction that journals them commits, so the store's rule "the bytes are durable before a
 /// row names them" holds as before.
 ///
-/// At most `maxInFlight` files wait at once (each holds a descriptor): `submit` blocks past that,
-/// which also keeps a fast network from running far ahead of a slow disk.
+/// The fsyncs run on `lanes` serial queues, files handed out in turn: one fsync at a time leaves
+/// the disk's queue nearly empty (each waits for its own flush), while several in flight let the
+/// device and the file system merge them. On this project's VM 2,000 files of 216 KiB took
+/// 5.0–8.6 s with one lane and 0.9–2.3 s with four or eight. At most `maxInFlight` files wait at
+/// once (each holds a descriptor): `submit` blocks past that, which also keeps a fast network
+/// from running far ahead of a slow disk.
 final class ImageFlusher: @unchecked Sendable {
-    static let shared = ImageFlusher(maxInFlight: 64)
+    static let shared = ImageFlusher(lanes: 8, maxInFlight: 64)
 
-    private let queue = DispatchQueue(label: "hp-sync.image-fsync")
+    private let queues: [DispatchQueue]
     private let slots: DispatchSemaphore
+    private let next = NSLock()
+    private var turn = 0
 
-    init(maxInFlight: Int) {
+    init(lanes: Int, maxInFlight: Int) {
+        queues = (0..<max(lanes, 1)).map { DispatchQueue(label: "hp-sync.image-fsync.\($0)") }
         slots = DispatchSemaphore(value: maxInFlight)
     }
 
@@ -29,13 +36,20 @@ final class ImageFlusher: @unchecked Sendable {
     func submit(_ fd: Int32, path: String) -> Durability {
         let durability = Durability(path: path)
         slots.wait()
-        queue.async { [slots] in
+        nextQueue().async { [slots] in
             let result = fsync(fd) == 0 ? nil : "fsync: \(FileIO.errorText())"
             close(fd)
             slots.signal()
             durability.complete(failure: result)
         }
         return durability
+    }
+
+    private func nextQueue() -> DispatchQueue {
+        next.lock()
+        defer { next.unlock() }
+        turn = (turn + 1) % queues.count
+        return queues[turn]
     }
 }
 
