@@ -66,7 +66,9 @@ struct HomepwnerExportStreamingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
     }
 
-    /// Re-importing an unchanged folder commits nothing: the WAL keeps its bytes.
+    /// Re-importing an unchanged folder writes nothing: no row, no stamp, no seq, so the WAL
+    /// keeps its bytes. (SQLite skips rewriting identical rows, so this passed before batches
+    /// without changes rolled back too; it fails when a re-import commits an advanced clock.)
     @Test func reimportingUnchangedItemsCommitsNothing() throws {
         let dir = TempDirectory()
         let store = try populatedStore(dir)
