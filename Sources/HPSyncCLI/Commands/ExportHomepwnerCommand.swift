@@ -11,7 +11,8 @@ struct ExportHomepwnerCommand: ParsableCommand {
         abstract: "Write the inventory as a Homepwner Documents folder the app can read.",
         discussion: """
             Writes items.archive (NSKeyedArchiver, --format archive) or items.plist (LootLogger, \
-            --format plist) and each image as DIR/<KEY>. Other files in DIR are left alone.
+            --format plist) and each image as DIR/<KEY>. The data file is written as \
+            DIR/.hp-sync-export-<UUID> and renamed into place last. Other files in DIR are left alone.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case archive, plist }
@@ -33,9 +34,9 @@ struct ExportHomepwnerCommand: ParsableCommand {
             // (an image already there as it is, from an export in the other format, is no loss).
             try Output.checkOverwrite(
                 folder.appendingPathComponent(format == .plist ? "items.plist" : "items.archive").path, force: false)
-            for item in try store.items() where item.image != nil {
-                let target = folder.appendingPathComponent(item.key.rawValue)
-                if (try? Data(contentsOf: target)) == (try? Data(contentsOf: store.imageFileURL(for: item.key))) {
+            for key in try store.liveImageKeys() {
+                let target = folder.appendingPathComponent(key.rawValue)
+                if (try? Data(contentsOf: target)) == (try? Data(contentsOf: store.imageFileURL(for: key))) {
                     continue
                 }
                 try Output.checkOverwrite(target.path, force: false)

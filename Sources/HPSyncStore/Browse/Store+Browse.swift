@@ -91,13 +91,43 @@ extension Store {
 
     /// All live items in `order`, for a report: a cursor's worth at a time, handed to `body`.
     public func forEachLiveItem(order: BrowseOrder, descending: Bool, _ body: (Item) throws -> Void) throws {
+        try forEachLiveItem(order: order, descending: descending, count: { _ in }, body)
+    }
+
+    /// `forEachLiveItem`, telling `count` first how many items follow (read in the same
+    /// transaction), for a writer that sizes its file by them (the streamed `export-homepwner`).
+    package func forEachLiveItem(
+        order: BrowseOrder, descending: Bool, count: (Int) throws -> Void, _ body: (Item) throws -> Void
+    ) throws {
         try read { db in
+            try count(try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE deleted = 0") ?? 0)
             let direction = descending ? "DESC" : "ASC"
             let cursor = try ItemRecord.fetchCursor(
                 db,
                 sql: "SELECT * FROM item WHERE deleted = 0 ORDER BY \(order.sql) \(direction), key \(direction)")
             var origins = OriginCache()
             while let record = try cursor.next() { try body(try record.item(origins: &origins)) }
+        }
+    }
+
+    /// The keys of the live items that have an image (through the partial index on digests).
+    package func liveImageKeys() throws -> [ItemKey] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT key FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL")
+                .map { ItemKey(storedCanonical: $0) }
+        }
+    }
+
+    /// The first live item in creation-date order whose value lies outside `range`, if any.
+    package func firstLiveItem(valueOutside range: ClosedRange<Int64>) throws -> Item? {
+        try read { db in
+            try ItemRecord.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM item WHERE deleted = 0 AND (valueInDollars < ? OR valueInDollars > ?)
+                    ORDER BY dateCreated, key LIMIT 1
+                    """, arguments: [range.lowerBound, range.upperBound]
+            )?.item()
         }
     }
 

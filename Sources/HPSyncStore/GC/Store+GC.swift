@@ -106,7 +106,9 @@ extension Store {
     /// Which of `keys` had a tombstone here that `gc` collected (whether or not a row came back
     /// since: callers ask only about keys they found no row for).
     func collectedKeys(_ db: Database, among keys: [ItemKey]) throws -> Set<ItemKey> {
-        guard !keys.isEmpty else { return [] }
+        // Most stores never collected anything: one query instead of a lookup per key.
+        guard !keys.isEmpty, try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM gcCollectedKey)") == true
+        else { return [] }
         let statement = try db.cachedStatement(sql: "SELECT 1 FROM gcCollectedKey WHERE key = ?")
         var result: Set<ItemKey> = []
         for key in keys where try Bool.fetchOne(statement, arguments: [key.rawValue]) != nil {

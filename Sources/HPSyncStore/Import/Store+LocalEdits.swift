@@ -10,6 +10,17 @@ package struct LocalEditsOutcome: Sendable {
     package var unchanged: [ItemKey] = []
     /// Items deleted in this store (or whose tombstone `gc` collected), left deleted.
     package var skippedDeleted: [ItemKey] = []
+
+    /// Lists `key` under what `plan` does with it; true when that changes the store.
+    mutating func list(_ key: ItemKey, _ plan: LocalEditPlan) -> Bool {
+        switch plan {
+        case .unchanged: unchanged.append(key)
+        case .skipDeleted: skippedDeleted.append(key)
+        case .insert: changes.inserted.append(key)
+        case .update: changes.updated.append(key)
+        }
+        return plan == .insert || plan == .update
+    }
 }
 
 /// Why `importLocalEdits` stopped, for the importer to word in its own terms.
@@ -47,60 +58,72 @@ extension Store {
     ///
     /// Each item is compared with the store's row: an equal one is left alone, a key deleted
     /// here (or collected by `gc`) stays deleted, anything else becomes a local edit stamped by
-    /// this store's clock. An item's `image` names the file in `imageFiles` it comes from; it is
-    /// copied and checked before the transaction, so a file that changed since the importer
-    /// measured it fails the batch (`LocalEditError`). A nil image keeps the store's. `dryRun` plans and writes
-    /// nothing. The caller validates names and serials first (`validate(name:serial:requireName:)`).
+    /// this store's clock. Rows are written in key order (so seqs follow key order within a
+    /// batch): neighbouring keys share index pages. An item's `image` names the file in
+    /// `imageFiles` it comes from; it is copied and checked before the transaction, so a file
+    /// that changed since the importer measured it fails the batch (`LocalEditError`). A nil
+    /// image keeps the store's. A batch that changes nothing commits nothing. `dryRun` plans and
+    /// writes nothing. The caller validates names and serials first
+    /// (`validate(name:serial:requireName:)`).
     package func importLocalEdits(_ batch: [Item], imageFiles: [ItemKey: URL], dryRun: Bool) throws
         -> LocalEditsOutcome
     {
-        let locals = Dictionary(try records(batch.map(\.key)).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
-        let collected = try read { db in try collectedKeys(db, among: batch.map(\.key).filter { locals[$0] == nil }) }
+        let batch = batch.sorted { $0.key.rawValue < $1.key.rawValue }
+        if dryRun { return try planLocalEdits(batch) }
+        // Only an item with an image file needs the store's row before the transaction: its
+        // image is copied and checked first, when it will be new.
+        let withImage = batch.filter { $0.image != nil && imageFiles[$0.key] != nil }
+        let locals = Dictionary(
+            try records(withImage.map(\.key)).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        let collected = try read { db in
+            try collectedKeys(db, among: withImage.map(\.key).filter { locals[$0] == nil })
+        }
         var staged: [ItemKey: String] = [:]
         defer { for name in staged.values { FileIO.unlinkIfPresent(images.tempPath(name)) } }
-        if !dryRun {
-            for item in batch {
-                let plan = LocalEditPlan.of(item, local: locals[item.key], collected: collected.contains(item.key))
-                guard plan == .insert || plan == .update, let ref = item.image, ref != locals[item.key]?.image,
-                    let source = imageFiles[item.key]
-                else { continue }
-                let copy = try images.writeTemp(copying: source, maxBytes: configuration.maxImageBytes, validate: true)
-                staged[item.key] = copy.name
-                guard copy.ref == ref else { throw LocalEditError.imageFileChanged(source) }
-            }
+        for item in withImage {
+            let plan = LocalEditPlan.of(item, local: locals[item.key], collected: collected.contains(item.key))
+            guard plan == .insert || plan == .update, let ref = item.image, ref != locals[item.key]?.image,
+                let source = imageFiles[item.key]
+            else { continue }
+            let copy = try images.writeTemp(copying: source, maxBytes: configuration.maxImageBytes, validate: true)
+            staged[item.key] = copy.name
+            guard copy.ref == ref else { throw LocalEditError.imageFileChanged(source) }
         }
         var outcome = LocalEditsOutcome()
         var journaled: [(key: ItemKey, temp: String)] = []
         var superseded: [String] = []
-        let apply = { (db: Database?) throws in
-            var clock = try db.map { try ChangeClock($0, now: self.clock.nowMilliseconds()) }
-            // Planned again inside the transaction: another process may have changed the rows.
-            let current = try db.map { try ItemRecord.fetchMany($0, keys: batch.map(\.key)) }
-            let gone = try db.map { db in
-                try self.collectedKeys(db, among: batch.map(\.key).filter { current?[$0.rawValue] == nil })
-            }
+        try writeIfChanged { db in
+            outcome = LocalEditsOutcome()
+            journaled = []
+            superseded = []
+            var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+            // A new key is inserted outright (unless `gc` collected it); only a key the store
+            // has is read and compared, so a first import makes one index probe per item.
+            let insert = try RawStatement(db, sql: Self.insertUnlessKnown)
+            let upsert = try RawStatement(db, sql: ItemRecord.upsert)
+            let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             for var item in batch {
-                let local = try current.map { try $0[item.key.rawValue]?.item() } ?? locals[item.key]
-                let plan = LocalEditPlan.of(item, local: local, collected: (gone ?? collected).contains(item.key))
-                switch plan {
-                case .unchanged:
-                    outcome.unchanged.append(item.key)
-                    continue
-                case .skipDeleted:
-                    outcome.skippedDeleted.append(item.key)
-                    continue
-                case .insert: outcome.changes.inserted.append(item.key)
-                case .update: outcome.changes.updated.append(item.key)
+                var next = clock
+                item.version = Version(stamp: next.nextLocalStamp(), origin: self.nodeID)
+                let seq = next.nextSeq()
+                let local: Item?
+                let plan: LocalEditPlan
+                if try ItemRecord(item, seq: seq).insert(with: insert, db) {
+                    (local, plan) = (nil, .insert)
+                } else {
+                    // Refused: a row exists, or no row but the key is a collected tombstone.
+                    local = try ItemRecord.fetch(with: lookup, key: item.key)?.item()
+                    plan = LocalEditPlan.of(item, local: local, collected: local == nil)
                 }
+                guard outcome.list(item.key, plan) else { continue }
                 let newImage = item.image != nil && item.image != local?.image
                 if item.image == nil { item.image = local?.image }
                 if newImage, let ref = item.image {
                     outcome.changes.imagesWritten += 1
                     outcome.changes.imageBytes += ref.size
                 }
-                guard let db, var current = clock else { continue }
-                item.version = Version(stamp: current.nextLocalStamp(), origin: self.nodeID)
-                try ItemRecord(item, seq: current.nextSeq()).write(db)
+                if plan == .update { try ItemRecord(item, seq: seq).write(with: upsert) }
+                clock = next
                 if newImage {
                     guard let temp = staged[item.key] else {
                         throw StoreError.database("the image of \(item.key) was not staged; import again")
@@ -108,23 +131,50 @@ extension Store {
                     if let old = try self.journal(db, key: item.key, tempName: temp) { superseded.append(old) }
                     journaled.append((item.key, temp))
                 }
-                clock = current
             }
-            if let db, let clock { try clock.save(db) }
-        }
-        if dryRun {
-            try apply(nil)
-        } else {
-            try write { db in
-                outcome = LocalEditsOutcome()
-                journaled = []
-                superseded = []
-                try apply(db)
-            }
+            try clock.save(db)
+            return !outcome.changes.isEmpty
         }
         for entry in journaled { staged.removeValue(forKey: entry.key) }
         for name in superseded { FileIO.unlinkIfPresent(images.tempPath(name)) }
         try finalizeImages(journaled)
         return outcome
     }
+
+    /// What `importLocalEdits` would do with `batch`, read without writing (a dry run).
+    private func planLocalEdits(_ batch: [Item]) throws -> LocalEditsOutcome {
+        try read { db in
+            let rows = try ItemRecord.fetchMany(db, keys: batch.map(\.key))
+            let collected = try collectedKeys(db, among: batch.map(\.key).filter { rows[$0.rawValue] == nil })
+            var outcome = LocalEditsOutcome()
+            for item in batch {
+                let local = try rows[item.key.rawValue]?.item()
+                let plan = LocalEditPlan.of(item, local: local, collected: collected.contains(item.key))
+                guard outcome.list(item.key, plan) else { continue }
+                guard let ref = item.image, ref != local?.image else { continue }
+                outcome.changes.imagesWritten += 1
+                outcome.changes.imageBytes += ref.size
+            }
+            return outcome
+        }
+    }
+
+    /// Runs `body` in one IMMEDIATE write transaction that commits only when `body` returns
+    /// true: an import batch that changed nothing rolls back, and writes (and fsyncs) nothing.
+    private func writeIfChanged(_ body: (Database) throws -> Bool) throws {
+        try wrap {
+            try database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) { try body(db) ? .commit : .rollback }
+            }
+        }
+    }
+
+    /// Inserts a row for a key the store neither has nor remembers as collected by `gc`.
+    static let insertUnlessKnown = """
+        INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
+          imageSize, stamp, origin, deleted, seq)
+        SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11
+        WHERE NOT EXISTS (SELECT 1 FROM gcCollectedKey WHERE key = ?1)
+        ON CONFLICT(key) DO NOTHING
+        """
 }

@@ -122,6 +122,13 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         statement.reset()
     }
 
+    /// Inserts the row through `statement` (an `INSERT ... ON CONFLICT DO NOTHING` with this
+    /// type's eleven parameters); true when it went in, false when the statement declined it.
+    func insert(with statement: borrowing RawStatement, _ db: Database) throws -> Bool {
+        try write(with: statement)
+        return db.changesCount > 0
+    }
+
     /// The statement `write(_:)` runs.
     static let upsert = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
@@ -137,7 +144,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     static func fetchMany(_ db: Database, keys: some Collection<ItemKey>) throws -> [String: ItemRecord] {
         var result: [String: ItemRecord] = [:]
         result.reserveCapacity(keys.count)
-        let statement = try RawStatement(db, sql: "SELECT * FROM item WHERE key = ?1 -- one key")
+        let statement = try RawStatement(db, sql: lookup)
         for key in keys {
             statement.bind(key.rawValue, at: 1)
             if try statement.step() {
@@ -147,6 +154,16 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
             statement.reset()
         }
         return result
+    }
+
+    /// The statement `fetch(with:key:)` runs (the lookup of `fetchMany`).
+    static let lookup = "SELECT * FROM item WHERE key = ?1 -- one key"
+
+    /// The row of `key` through `statement`, prepared once from `lookup` for many keys.
+    static func fetch(with statement: borrowing RawStatement, key: ItemKey) throws -> ItemRecord? {
+        statement.bind(key.rawValue, at: 1)
+        defer { statement.reset() }
+        return try statement.step() ? ItemRecord(statement) : nil
     }
 
     /// Up to `limit` rows with seq greater than `seq`, in ascending seq.

@@ -81,7 +81,7 @@ enum BinaryPlistWriter {
         }
     }
 
-    private static func writeScalar(_ value: PlistValue, to out: inout [UInt8]) {
+    static func writeScalar(_ value: PlistValue, to out: inout [UInt8]) {
         switch value {
         case .bool(let flag): out.append(flag ? 0x09 : 0x08)
         case .integer(let number): writeInteger(number, to: &out)
@@ -121,7 +121,7 @@ enum BinaryPlistWriter {
     }
 
     /// A type nibble and a count; counts of 15 and more follow as an integer object.
-    private static func marker(_ type: UInt8, count: Int, to out: inout [UInt8]) {
+    static func marker(_ type: UInt8, count: Int, to out: inout [UInt8]) {
         if count < 15 {
             out.append(type << 4 | UInt8(count))
         } else {
@@ -135,7 +135,7 @@ enum BinaryPlistWriter {
         value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
     }
 
-    private static func appendBigEndian(_ value: UInt64, width: Int, to out: inout [UInt8]) {
+    static func appendBigEndian(_ value: UInt64, width: Int, to out: inout [UInt8]) {
         for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
             out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
         }

@@ -115,13 +115,17 @@ public enum HomepwnerArchive {
         return (edition, item)
     }
 
+    /// Refuses an item whose value the Objective-C app's 32-bit `valueInDollars` cannot hold.
+    static func checkObjectiveCValue(_ item: HomepwnerItem) throws(HomepwnerError) {
+        guard Int32(exactly: item.valueInDollars) == nil else { return }
+        throw .cannotExport(
+            reason: "item \(item.key) is worth \(item.valueInDollars) dollars, more than the Objective-C app's "
+                + "32-bit valueInDollars holds; export with --class swift")
+    }
+
     /// The archive of `items` as the app of `style` writes it (binary plist).
     public static func encode(_ items: [HomepwnerItem], style: Style) throws(HomepwnerError) -> [UInt8] {
-        if style == .objectiveC, let big = items.first(where: { Int32(exactly: $0.valueInDollars) == nil }) {
-            throw .cannotExport(
-                reason: "item \(big.key) is worth \(big.valueInDollars) dollars, more than the Objective-C app's "
-                    + "32-bit valueInDollars holds; export with --class swift")
-        }
+        if style == .objectiveC { for item in items { try checkObjectiveCValue(item) } }
         var builder = KeyedArchiveBuilder()
         let root = builder.array { builder in
             items.map { item in

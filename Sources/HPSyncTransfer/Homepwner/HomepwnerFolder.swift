@@ -85,7 +85,7 @@ public struct HomepwnerFolder: Sendable {
         // Names present, lowercased: a key with no file of its name needs no look-up of its own.
         let names = Set(
             ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).map { $0.lowercased() })
-        var seen: [KeyBits: (source: Int, content: Int)] = [:]
+        var seen = FirstSeenKeys(count: folder.sources.reduce(0) { $0 + $1.itemCount })
         var withFile: [HomepwnerItem] = []
         var withoutFile = ItemKeyList()
         var repeats: Set<Int> = []
@@ -99,10 +99,8 @@ public struct HomepwnerFolder: Sendable {
                 checking: { (item) throws(HomepwnerError) in
                     defer { position += 1 }
                     try check(item, file: path)
-                    let bits = KeyBits(item.key)
-                    let content = contentHash(item)
-                    if let earlier = seen[bits] {
-                        guard earlier.content == content else {
+                    if let earlier = seen.insert(KeyBits(item.key), source: index, content: contentHash(item)) {
+                        guard earlier.sameContent else {
                             throw .conflict(
                                 key: item.key.rawValue,
                                 reason: "\(sources[earlier.source].file) and \(source.file) give it different "
@@ -111,7 +109,6 @@ public struct HomepwnerFolder: Sendable {
                         repeats.insert(position)
                         return
                     }
-                    seen[bits] = (index, content)
                     if item.assetType.map({ !$0.isEmpty }) == true { labels += 1 }
                     if [item.keyText, item.key.rawValue].contains(where: { names.contains($0.lowercased()) }) {
                         withFile.append(item)
@@ -120,7 +117,7 @@ public struct HomepwnerFolder: Sendable {
                     }
                 })
         }
-        seen = [:]
+        seen = FirstSeenKeys(count: 0)
         for item in withFile {
             if let image = try image(for: item, in: url, maxBytes: maxImageBytes) {
                 folder.images[item.key] = image

@@ -26,8 +26,12 @@ public struct ItemKeyList: RandomAccessCollection, Hashable, Sendable, Expressib
 /// The 128 bits of an item key (its canonical text is 32 upper-case hex digits and four
 /// hyphens), for sets and lists of many keys.
 struct KeyBits: Hashable, Sendable {
-    private var high: UInt64 = 0
-    private var low: UInt64 = 0
+    private(set) var high: UInt64 = 0
+    private(set) var low: UInt64 = 0
+
+    init(high: UInt64, low: UInt64) {
+        (self.high, self.low) = (high, low)
+    }
 
     init(_ key: ItemKey) {
         var count = 0

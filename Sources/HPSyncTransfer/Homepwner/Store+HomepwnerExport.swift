@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// Which file `exportHomepwner` writes.
@@ -28,19 +29,24 @@ extension Store {
     /// Writes the live items as a Homepwner Documents folder the app reads: the data file, and
     /// each image as `<KEY>` beside it. Items are ordered by creation date (the store keeps no
     /// order of its own). Other files in `directory` are left alone.
+    ///
+    /// Streamed: items are read from one cursor and written one at a time into
+    /// `.hp-sync-export-<UUID>` in `directory`, which replaces the data file once complete (after
+    /// the images, so a folder with a data file has all its images). Memory stays the same
+    /// whatever the item count.
     public func exportHomepwner(to directory: URL, format: HomepwnerExportFormat) throws -> HomepwnerExportReport {
-        let items = try items().sorted {
-            ($0.dateCreatedMilliseconds, $0.key) < ($1.dateCreatedMilliseconds, $1.key)
-        }
-        let appItems = items.map {
-            HomepwnerItem(
-                key: $0.key, name: $0.name, serialNumber: $0.serialNumber, valueInDollars: $0.valueInDollars,
-                dateCreatedMilliseconds: $0.dateCreatedMilliseconds)
-        }
-        let bytes: [UInt8]
-        switch format {
-        case .archive(let style): bytes = try HomepwnerArchive.encode(appItems, style: style)
-        case .plist: bytes = try LootLoggerPlist.encode(appItems)
+        try exportHomepwner(to: directory, format: format, bufferBytes: 1 << 20)
+    }
+
+    /// `exportHomepwner(to:format:)` with `bufferBytes` (a multiple of 8) per write and read of
+    /// its files: tests make it small, so that a small export spans many.
+    func exportHomepwner(to directory: URL, format: HomepwnerExportFormat, bufferBytes: Int) throws
+        -> HomepwnerExportReport
+    {
+        if format == .archive(.objectiveC),
+            let big = try firstLiveItem(valueOutside: Int64(Int32.min)...Int64(Int32.max))
+        {
+            try HomepwnerArchive.checkObjectiveCValue(Self.homepwnerItem(big))
         }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -48,9 +54,19 @@ extension Store {
             throw HomepwnerError.cannotWrite(path: directory.path, reason: error.localizedDescription)
         }
         var report = HomepwnerExportReport(
-            file: directory.appendingPathComponent(format.fileName), items: items.count, images: 0, imageBytes: 0)
-        for item in items {
-            guard let image = item.image else { continue }
+            file: directory.appendingPathComponent(format.fileName), items: 0, images: 0, imageBytes: 0)
+        let files = try HomepwnerExportFiles(directory: directory, bufferBytes: bufferBytes)
+        var stream: (any HomepwnerItemStream)?
+        let start = { (count: Int) throws in
+            switch format {
+            case .archive(let style): stream = try KeyedArchiveStream(style: style, count: count, files: files)
+            case .plist: stream = try LootLoggerPlistStream(count: count, files: files)
+            }
+        }
+        try forEachLiveItem(order: .date, descending: false, count: start) { item in
+            try stream?.add(Self.homepwnerItem(item))
+            report.items += 1
+            guard let image = item.image else { return }
             let target = directory.appendingPathComponent(item.key.rawValue)
             unlink(target.path)
             do {
@@ -61,12 +77,14 @@ extension Store {
             report.images += 1
             report.imageBytes += image.size
         }
-        // The data file last, so a folder with a data file has all its images.
-        do {
-            try Data(bytes).write(to: report.file, options: .atomic)
-        } catch {
-            throw HomepwnerError.cannotWrite(path: report.file.path, reason: error.localizedDescription)
-        }
+        try stream?.finish()
+        try files.install(as: report.file)
         return report
+    }
+
+    private static func homepwnerItem(_ item: Item) -> HomepwnerItem {
+        HomepwnerItem(
+            key: item.key, name: item.name, serialNumber: item.serialNumber, valueInDollars: item.valueInDollars,
+            dateCreatedMilliseconds: item.dateCreatedMilliseconds)
     }
 }
