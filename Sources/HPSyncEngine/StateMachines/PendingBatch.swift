@@ -43,6 +43,14 @@ struct PendingBatch {
         var newestRemoteStamp: VersionStamp
     }
 
+    /// Makes room for a batch of up to `entries` entries at once, instead of growing the records
+    /// and keys by doubling (each step a copy, the old and new buffers alive together). The
+    /// caller's bound is its own batch limit, never a number the source announced.
+    mutating func reserve(entries: Int) {
+        records.reserveCapacity(entries)
+        keys.reserveCapacity(entries)
+    }
+
     /// Adds one page's records, checked and with their images; `local` is this store's rows of
     /// the page's keys. Returns how many items they insert, update or delete here.
     mutating func add(_ incoming: [IncomingRecord], local: [ItemKey: Item]) -> Int {
