@@ -9,6 +9,11 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
 
     /// Validates and normalises `text`; throws `ItemKeyError.malformed` for anything but a UUID.
     public init(_ text: String) throws(ItemKeyError) {
+        // Peers and files send keys canonical already: those are kept as they are, no copy made.
+        if Self.isCanonical(text) {
+            self.rawValue = text
+            return
+        }
         guard let canonical = Self.canonicalize(text) else { throw .malformed(text) }
         self.rawValue = canonical
     }
@@ -52,6 +57,26 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
+    }
+
+    /// Whether `text` is exactly the canonical form: what `canonicalize` would return unchanged.
+    static func isCanonical(_ text: String) -> Bool {
+        let checked = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count == 36 else { return false }
+            for (index, c) in bytes.enumerated() {
+                switch index {
+                case 8, 13, 18, 23:
+                    guard c == UInt8(ascii: "-") else { return false }
+                default:
+                    guard
+                        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c)
+                            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(c)
+                    else { return false }
+                }
+            }
+            return true
+        }
+        return checked ?? false
     }
 
     /// Uppercase 8-4-4-4-12 hex text, or nil when `text` is not exactly that shape.
