@@ -9,6 +9,11 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
 
     /// Validates and normalises `text`; throws `ItemKeyError.malformed` for anything but a UUID.
     public init(_ text: String) throws(ItemKeyError) {
+        // Peers and files send keys canonical already: those are kept as they are, no copy made.
+        if Self.isCanonical(text) {
+            self.rawValue = text
+            return
+        }
         guard let canonical = Self.canonicalize(text) else { throw .malformed(text) }
         self.rawValue = canonical
     }
@@ -54,6 +59,26 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
         try container.encode(rawValue)
     }
 
+    /// Whether `text` is exactly the canonical form: what `canonicalize` would return unchanged.
+    static func isCanonical(_ text: String) -> Bool {
+        let checked = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count == 36 else { return false }
+            for (index, c) in bytes.enumerated() {
+                switch index {
+                case 8, 13, 18, 23:
+                    guard c == UInt8(ascii: "-") else { return false }
+                default:
+                    guard
+                        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c)
+                            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(c)
+                    else { return false }
+                }
+            }
+            return true
+        }
+        return checked ?? false
+    }
+
     /// Uppercase 8-4-4-4-12 hex text, or nil when `text` is not exactly that shape.
     static func canonicalize(_ text: String) -> String? {
         let utf8 = Array(text.utf8)
@@ -93,6 +118,20 @@ public enum ItemKeyError: Error, Equatable, CustomStringConvertible {
 }
 
 extension ItemKey {
+    /// The key's 128 bits, most significant first: two keys compare as their texts do (fixed
+    /// width, uppercase hex), without comparing strings.
+    package var orderValue: (high: UInt64, low: UInt64) {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for c in rawValue.utf8 where c != UInt8(ascii: "-") {
+            let nibble = UInt64(c <= UInt8(ascii: "9") ? c &- UInt8(ascii: "0") : c &- UInt8(ascii: "A") &+ 10)
+            if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
+            digits += 1
+        }
+        return (high, low)
+    }
+
     /// Wraps text read back from this store's own database, which only ever stores canonical
     /// keys (every write goes through `init(_:)`); skips re-validation on hot read paths (the
     /// change feed reads 100,000 keys in well under 100 ms).

@@ -1,8 +1,8 @@
 import Foundation
-import HPSyncModel
 import HPSyncTesting
 import Testing
 
+@testable import HPSyncModel
 @testable import HPSyncStore
 
 @Suite("Keys are validated wherever they enter")
@@ -10,7 +10,10 @@ struct KeySafetyTests {
     @Test(arguments: [
         "../../etc/passwd", "", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC045",
         "4A73B5D2A6F44B409F82EA1E34C1DC04", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0G",
-        "4A73B5D2/A6F4-4B40-9F82-EA1E34C1DC04",
+        "4A73B5D2/A6F4-4B40-9F82-EA1E34C1DC04", "4A73B5D2A-6F4-4B40-9F82-EA1E34C1DC04",
+        "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC:4", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC@4",
+        "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DCG4", "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC\u{E9}",
+        "4A73B5D2-A6F4-4B40-9F82 EA1E34C1DC04", "-A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04",
     ])
     func malformedKeysAreRejected(text: String) {
         #expect(throws: ItemKeyError.self) { try ItemKey(text) }
@@ -19,6 +22,18 @@ struct KeySafetyTests {
     @Test func lowercaseIsNormalised() throws {
         let key = try ItemKey("4a73b5d2-a6f4-4b40-9f82-ea1e34c1dc04")
         #expect(key.rawValue == "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04")
+        #expect(try ItemKey("4A73B5D2-a6f4-4B40-9F82-EA1E34C1DC04") == key)
+    }
+
+    /// Canonical text is taken as it is (no copy made): the same key as by the long way.
+    @Test func canonicalTextIsKeptAsItIs() throws {
+        for _ in 0..<100 {
+            let text = ItemKey.random().rawValue
+            #expect(ItemKey.isCanonical(text))
+            #expect(try ItemKey(text).rawValue == text)
+            #expect(ItemKey.canonicalize(text) == text)
+            #expect(!ItemKey.isCanonical(text.lowercased()))
+        }
     }
 
     @Test func resolveRejectsTraversalAndShortPrefixes() throws {

@@ -43,6 +43,14 @@ struct PendingBatch {
         var newestRemoteStamp: VersionStamp
     }
 
+    /// Makes room for a batch of up to `entries` entries at once, instead of growing the records
+    /// and keys by doubling (each step a copy, the old and new buffers alive together). The
+    /// caller's bound is its own batch limit, never a number the source announced.
+    mutating func reserve(entries: Int) {
+        records.reserveCapacity(entries)
+        keys.reserveCapacity(entries)
+    }
+
     /// Adds one page's records, checked and with their images; `local` is this store's rows of
     /// the page's keys. Returns how many items they insert, update or delete here.
     mutating func add(_ incoming: [IncomingRecord], local: [ItemKey: Item]) -> Int {
@@ -70,10 +78,35 @@ struct PendingBatch {
     /// each leaf of its random-key index once, in order, instead of at random.
     mutating func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
         guard let lastPage else { return nil }
-        records.sort { $0.item.key.rawValue < $1.item.key.rawValue }
+        Self.sortByKey(&records)
         return Sealed(
             records: records, checkpoint: checkpoint, reconcile: reconcile,
             throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged,
             newestRemoteStamp: newestRemoteStamp)
+    }
+
+    /// Puts `records` in key order. Their keys' 128-bit values are sorted with their places
+    /// (integers compared, not strings), then each record is swapped into place along the
+    /// cycles of that order: a record is moved, never copied. Equal keys keep their order.
+    static func sortByKey(_ records: inout [IncomingRecord]) {
+        var order = [(high: UInt64, low: UInt64, index: Int)]()
+        order.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
+            let value = record.item.key.orderValue
+            order.append((value.high, value.low, index))
+        }
+        order.sort { ($0.high, $0.low, $0.index) < ($1.high, $1.low, $1.index) }
+        // source[i]: where the record that belongs at i is now; settled places point to themselves.
+        var source = order.map(\.index)
+        for start in source.indices where source[start] != start {
+            var place = start
+            while source[place] != start {
+                let next = source[place]
+                records.swapAt(place, next)
+                source[place] = place
+                place = next
+            }
+            source[place] = place
+        }
     }
 }

@@ -96,7 +96,8 @@ struct SinkFrameOrder: Sendable {
             return .page(page)
 
         case (.awaitingRecords(let requested), .message(.records(let items))):
-            var seen = Set<ItemKey>()
+            // Sized by what arrived, which the decoder bounds (`maxRecordsPerBatch`).
+            var seen = Set<ItemKey>(minimumCapacity: items.count)
             for item in items {
                 guard requested.contains(item.key), seen.insert(item.key).inserted else {
                     throw .violation("Records holds \(item.key), which was not requested or came twice")

@@ -43,12 +43,18 @@ extension SinkStateMachine {
         let page = work.page
         holds.hold(before: work.withheld, in: page)
         let now = configuration.uptime()
-        if work.pending.lastPage == nil { work.pending.startedAt = now }
+        let version = configuration.version
+        if work.pending.lastPage == nil {
+            work.pending.startedAt = now
+            // A bulk batch fills up: its room once, bounded by the batch limit (ours) and a page.
+            if isBulk, version >= 2 {
+                work.pending.reserve(entries: min(batchLimit, Batch.bulkEntries) + ProtocolLimits.manifestPageSize)
+            }
+        }
         receivedItems += work.pending.add(work.incoming, local: work.local)
         work.pending.entries += page.entries.count
         if let step = work.step { work.pending.add(step) }
         work.pending.lastPage = page
-        let version = configuration.version
         let full = work.pending.entries >= batchLimit
         guard
             version < 2 || page.isFinal || full || work.pending.imageBytes >= Batch.imageBytes

@@ -41,7 +41,9 @@ extension Message {
             self = .fetchRecords(keys)
         case .records(let records):
             try Self.limit(records.records.count, ProtocolLimits.maxRecordsPerBatch, "Records", "records")
-            self = .records(try records.records.map { record throws(ProtocolError) in try Self.validate(record) })
+            var origin: NodeID?
+            self = .records(
+                try records.records.map { record throws(ProtocolError) in try Self.validate(record, origin: &origin) })
         case .fetchImages(let fetch): self = .fetchImages(try Self.validate(fetch.images, "FetchImages"))
         case .fetchImagesByDigest(let fetch):
             self = .fetchImagesByDigest(try Self.validate(fetch.images, "FetchImagesByDigest"))
@@ -165,6 +167,7 @@ extension Message {
         var entries: [ManifestEntry] = []
         entries.reserveCapacity(page.entries.count)
         var previous: Int64 = -1
+        var origin: NodeID?
         for entry in page.entries {
             let entrySeq = try seq(entry.seq, "ManifestEntry", "seq")
             guard entrySeq > previous, entrySeq <= throughSeq else {
@@ -177,7 +180,8 @@ extension Message {
                 ManifestEntry(
                     key: try key(entry.key, "ManifestEntry", "key"),
                     version: Version(
-                        stamp: VersionStamp(rawValue: entry.stamp), origin: try node(entry.origin, "ManifestEntry")),
+                        stamp: VersionStamp(rawValue: entry.stamp),
+                        origin: try node(entry.origin, "ManifestEntry", reusing: &origin)),
                     deleted: entry.deleted, seq: entrySeq))
         }
         var result = ManifestPage(
@@ -189,9 +193,11 @@ extension Message {
         return result
     }
 
-    private static func validate(_ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {
+    /// `origin` is the previous record's origin, and becomes this one's.
+    private static func validate(_ record: Hpsync_V1_Record, origin: inout NodeID?) throws(ProtocolError) -> Item {
         let itemKey = try key(record.key, "Record", "key")
-        let version = Version(stamp: VersionStamp(rawValue: record.stamp), origin: try node(record.origin, "Record"))
+        let version = Version(
+            stamp: VersionStamp(rawValue: record.stamp), origin: try node(record.origin, "Record", reusing: &origin))
         if record.deleted { return Item.tombstone(key: itemKey, version: version) }
         guard record.name.utf8.count <= ItemLimits.maxNameBytes else {
             throw .invalidField(
@@ -260,6 +266,23 @@ extension Message {
         guard let id = NodeID(bytes: bytes) else {
             throw .invalidField(message: message, field: "origin", problem: "must be 32 bytes, got \(bytes.count)")
         }
+        return id
+    }
+
+    /// Like `node(_:_:)`, but the previous entry's node ID when the bytes are the same: a page's
+    /// entries share a few origins, and each would otherwise allocate an ID of its own (up to
+    /// 20,000 entries a batch are held until they are committed).
+    private static func node(_ bytes: Data, _ message: String, reusing previous: inout NodeID?) throws(ProtocolError)
+        -> NodeID
+    {
+        if let previous, bytes.count == NodeID.byteCount {
+            let same = bytes.withUnsafeBytes { new in
+                previous.bytes.withUnsafeBytes { memcmp(new.baseAddress!, $0.baseAddress!, NodeID.byteCount) == 0 }
+            }
+            if same { return previous }
+        }
+        let id = try node(bytes, message)
+        previous = id
         return id
     }
 

@@ -42,11 +42,12 @@ extension Message {
             return .pullRequest(wire)
         case .manifestPage(let page):
             var wire = Hpsync_V1_ManifestPage()
+            var origins = OriginBytes()
             wire.entries = page.entries.map { entry in
                 var wireEntry = Hpsync_V1_ManifestEntry()
                 wireEntry.key = entry.key.rawValue
                 wireEntry.stamp = entry.version.stamp.rawValue
-                wireEntry.origin = Data(entry.version.origin.bytes)
+                wireEntry.origin = origins.data(entry.version.origin)
                 wireEntry.deleted = entry.deleted
                 wireEntry.seq = UInt64(entry.seq)
                 return wireEntry
@@ -64,7 +65,8 @@ extension Message {
             return .fetchRecords(wire)
         case .records(let items):
             var wire = Hpsync_V1_Records()
-            wire.records = items.map(Self.record)
+            var origins = OriginBytes()
+            wire.records = items.map { Self.record($0, origins: &origins) }
             return .records(wire)
         case .fetchImages(let images):
             var wire = Hpsync_V1_FetchImages()
@@ -120,11 +122,11 @@ extension Message {
         return wire
     }
 
-    private static func record(_ item: Item) -> Hpsync_V1_Record {
+    private static func record(_ item: Item, origins: inout OriginBytes) -> Hpsync_V1_Record {
         var wire = Hpsync_V1_Record()
         wire.key = item.key.rawValue
         wire.stamp = item.version.stamp.rawValue
-        wire.origin = Data(item.version.origin.bytes)
+        wire.origin = origins.data(item.version.origin)
         wire.deleted = item.deleted
         guard !item.deleted else { return wire }
         wire.name = item.name
@@ -151,5 +153,18 @@ extension Message {
         wire.entries = UInt64(counts.entries)
         wire.records = UInt64(counts.records)
         return wire
+    }
+}
+
+/// The wire bytes of the origins of a page's entries: the previous entry's when the node is the
+/// same (a feed's entries share a few origins), instead of new `Data` for each entry.
+private struct OriginBytes {
+    private var last: (node: NodeID, data: Data)?
+
+    mutating func data(_ node: NodeID) -> Data {
+        if let last, last.node == node { return last.data }
+        let data = Data(node.bytes)
+        last = (node, data)
+        return data
     }
 }

@@ -141,13 +141,17 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
     /// than `IN (...)` lists, whose keys SQLite first sorts into a temporary index).
+    ///
+    /// The table is sized on the first row found, not before: a pull into an empty store looks
+    /// up 20,000 keys a batch and finds none, and a table reserved for them all (about 5 MB of
+    /// buckets) would be allocated and freed for nothing.
     static func fetchMany(_ db: Database, keys: some Collection<ItemKey>) throws -> [String: ItemRecord] {
         var result: [String: ItemRecord] = [:]
-        result.reserveCapacity(keys.count)
         let statement = try RawStatement(db, sql: lookup)
         for key in keys {
             statement.bind(key.rawValue, at: 1)
             if try statement.step() {
+                if result.isEmpty { result.reserveCapacity(keys.count) }
                 let record = ItemRecord(statement)
                 result[record.key] = record
             }

@@ -92,8 +92,9 @@ extension Store {
     public func feedPage(after seq: Int64, limit: Int) throws -> FeedPage {
         try read { db in
             var page = FeedPage(entries: [], records: [:], lastSeq: try MetaRecord.load(db).lastSeq)
-            page.entries.reserveCapacity(min(limit, 10_000))
             let rows = try ItemRecord.fetchFeed(db, after: seq, limit: limit)
+            page.entries.reserveCapacity(rows.count)
+            page.records.reserveCapacity(rows.count)
             var origins = OriginCache()
             for row in rows {
                 let item = try row.item(origins: &origins)

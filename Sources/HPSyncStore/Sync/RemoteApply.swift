@@ -75,8 +75,11 @@ struct RemoteApply {
             var unlinkHere: [ItemKey] = []
             var missingHere: [ItemKey] = []
             var result = ApplyOutcome()
-            // One lookup for the batch; rows written below replace their entries.
-            var locals = try ItemRecord.fetchMany(db, keys: records.map(\.item.key))
+            // One lookup for the batch. A key the batch holds twice must meet the row its first
+            // record wrote: rows written below replace their entries, unless the keys strictly
+            // ascend (a sink's batches do), when no key can come again and no row is kept.
+            var locals = try ItemRecord.fetchMany(db, keys: records.lazy.map(\.item.key))
+            let keepWritten = !Self.keysStrictlyAscend(records)
             let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             for (index, record) in records.enumerated() {
@@ -119,7 +122,7 @@ struct RemoteApply {
                 }
                 let written = ItemRecord(item, seq: changeClock.nextSeq())
                 try written.write(with: upsert)
-                locals[key.rawValue] = written
+                if keepWritten { locals[key.rawValue] = written }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
@@ -163,6 +166,11 @@ struct RemoteApply {
                 ])
         }
         return outcome
+    }
+
+    /// Whether each record's key is greater than the one before, so that no key comes twice.
+    static func keysStrictlyAscend(_ records: [IncomingRecord]) -> Bool {
+        zip(records, records.dropFirst()).allSatisfy { $0.item.key < $1.item.key }
     }
 
     /// Checks what every record must respect, whatever the local state.
