@@ -42,6 +42,8 @@ import Testing
         var local: [ItemKey: Item] = [:]
         var source: [ItemKey: Item] = [:]
         var liveItems = 0
+        /// How many times the machine asked for the live items to be counted.
+        var liveCounts = 0
         /// Each batch handed over, and whether the machine waited for it.
         var commits: [(batch: PendingBatch.Sealed, wait: Bool)] = []
         var inFlight: PendingBatch.Sealed?
@@ -62,6 +64,7 @@ import Testing
                 case .lookUpReconciliation:
                     action = machine.reconciliationLookedUp(nil)
                 case .countLiveItems:
+                    liveCounts += 1
                     action = machine.liveItemsCounted(liveItems)
                 case .commit(let batch, let wait):
                     if let batch {
@@ -191,6 +194,28 @@ import Testing
         #expect(driver.commits[0].wait)
         #expect(driver.commits[0].batch.throughSeq == 2)
         #expect(driver.local[live[2].key]?.deleted == false)
+    }
+
+    /// Issue 18: the guard's base (a count of the live items) is read only when the session can
+    /// delete something; a final first page that lists nothing (a pull that finds no change)
+    /// skips it, and one that lists anything still counts and still stops a mass deletion.
+    @Test func theGuardCountsLiveItemsOnlyWhenThePullCanDelete() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.deletionGuard = (MassDeleteGuard(), "peer")
+        var unchanged = Driver(configuration)
+        _ = try unchanged.feed(ManifestPage(entries: [], throughSeq: 0, isFinal: true))
+        #expect(unchanged.liveCounts == 0)
+        #expect(unchanged.machine.budget == nil)
+
+        var deleting = Driver(configuration)
+        let live = (0..<20).map { _ in Self.item(.random(), at: 10) }
+        for item in live { deleting.local[item.key] = item }
+        deleting.liveItems = 20
+        let deletions = live.map { Self.item($0.key, at: 20, deleted: true) }
+        #expect(throws: MassDeleteRefused.self) { try deleting.feed(Self.pages(deletions, perPage: 20)[0]) }
+        #expect(deleting.liveCounts == 1)
+        #expect(deleting.commits.isEmpty)
     }
 
     @Test func aRefusedEntryHoldsTheCheckpointAndIsNamedInPageDone() throws {

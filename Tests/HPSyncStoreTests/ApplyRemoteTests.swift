@@ -10,13 +10,8 @@ import Testing
 struct ApplyRemoteTests {
     let base: UInt64 = VersionStamp(milliseconds: 1_700_000_000_000).rawValue
 
-    /// A bulk apply lets the WAL grow past SQLite's 1,000 pages and checkpoints it once at the
-    /// end; the next write then cuts the file back to the 4 MiB limit instead of keeping it.
-    @Test func aBulkApplyCheckpointsOnceAndTheWALShrinksAfter() throws {
-        let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir)
-        let wal = store.directory.appendingPathComponent("store.sqlite-wal").path
-        let walBytes = { (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 }
+    /// A bulk apply of 20,000 records, four batches: returns the WAL's size in bytes at its end.
+    private func bulkApplyTwentyThousand(_ store: Store, walBytes: () -> Int) throws -> Int {
         var grown = 0
         try store.bulkApply {
             for batch in 0..<4 {
@@ -29,10 +24,42 @@ struct ApplyRemoteTests {
             }
             grown = walBytes()
         }
+        return grown
+    }
+
+    /// A bulk apply lets the WAL grow past the usual limit without a checkpoint; the first
+    /// commit after it folds the WAL (past the limit: here SQLite's own 1,000 pages), and the
+    /// next rewinds it and cuts the file back to 4 MiB instead of keeping it.
+    @Test func aBulkApplyCheckpointsOnceAndTheWALShrinksAfter() throws {
+        let dir = TempDirectory()
+        var configuration = Fixtures.configuration
+        configuration.walAutocheckpointPages = 1000
+        let store = try Fixtures.makeStore(dir, configuration: configuration)
+        let wal = store.directory.appendingPathComponent("store.sqlite-wal").path
+        let walBytes = { (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 }
+        let grown = try bulkApplyTwentyThousand(store, walBytes: walBytes)
         #expect(grown > 4 << 20, "the WAL grew past 1,000 pages without a checkpoint (\(grown) bytes)")
         _ = try store.add(ItemDraft(name: "after"))
-        #expect(walBytes() <= 4 << 20, "the next write rewound the WAL and cut it to the limit")
-        #expect(try store.status().items == 20_001)
+        _ = try store.add(ItemDraft(name: "after that"))
+        #expect(walBytes() <= 4 << 20, "the writes after folded the WAL and cut it to the limit")
+        #expect(try store.status().items == 20_002)
+    }
+
+    /// Issue 18: with the default limit (4,096 pages, 16 MiB) a WAL under it is left for a
+    /// later commit to fold: a pull of a few thousand changes pays no checkpoint of its own.
+    /// What it committed is there all the same, and the next open reads it.
+    @Test func aWALUnderTheLimitIsLeftForALaterCommit() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        #expect(store.configuration.walAutocheckpointPages == 4096)
+        let wal = store.directory.appendingPathComponent("store.sqlite-wal").path
+        let walBytes = { (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 }
+        let grown = try bulkApplyTwentyThousand(store, walBytes: walBytes)
+        #expect(grown > 4 << 20 && grown < 16 << 20, "\(grown) bytes")
+        _ = try store.add(ItemDraft(name: "after"))
+        _ = try store.add(ItemDraft(name: "after that"))
+        #expect(walBytes() >= grown, "no checkpoint rewound the WAL")
+        #expect(try Fixtures.reopen(store).status().items == 20_002)
     }
 
     @Test func newerWinsOlderIsIgnoredEqualIsNoOp() throws {

@@ -19,8 +19,7 @@ extension SyncRun {
         let client = client
         if let massDeleteGuard = self.options.massDeleteGuard, !options.dryRun {
             options.deletionGuard = massDeleteGuard
-            // Counting every live item reads the whole table (a tenth of a second at 100,000
-            // items); the decisions below only need to know "at least this many".
+            // The decisions below only need to know "at least this many" live items.
             if try store.liveItemCount(upTo: 1) > 0 {
                 var first = options
                 let store = self.store
@@ -33,7 +32,7 @@ extension SyncRun {
                 var report = try client.pull(
                     over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: first)
                 if !report.dryRun { return report }
-                let live = try store.status().items
+                let live = try store.liveItemCount()
                 try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peer.name)
                 // (A reconciliation can delete here even when the listing is empty.)
                 if report.manifestEntries == 0 && report.reconciled.isEmpty {

@@ -100,7 +100,7 @@ final class SinkSession {
             case .lookUpReconciliation(let source):
                 action = machine.reconciliationLookedUp(try store.reconciliationInProgress(source: source))
             case .countLiveItems:
-                action = machine.liveItemsCounted(try store.status().items)
+                action = machine.liveItemsCounted(try store.liveItemCount())
             case .commit(let batch, let wait):
                 if let batch { try submit(batch, to: &machine) }
                 if wait, let committed = try committer.wait() { machine.batchCommitted(committed) }

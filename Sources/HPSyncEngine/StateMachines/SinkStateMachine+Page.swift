@@ -62,7 +62,10 @@ extension SinkStateMachine {
             sessionKeys = SessionKeys(capacity: max(totalEntries ?? 0, work.page.entries.count))
         }
         isBulk = configuration.startsEmpty || (totalEntries ?? 0) >= configuration.bulkCommitEvery
-        if configuration.deletionGuard != nil, !configuration.dryRun { return .countLiveItems }
+        // The guard's base is counted unless nothing can be deleted: a final first page that
+        // lists nothing, outside a reconciliation (the usual pull when nothing changed).
+        let canDelete = !(work.page.isFinal && work.page.entries.isEmpty && work.step == nil)
+        if configuration.deletionGuard != nil, !configuration.dryRun, canDelete { return .countLiveItems }
         return pageBegins(&work)
     }
 

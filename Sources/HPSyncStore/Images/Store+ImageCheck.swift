@@ -9,7 +9,7 @@ import HPSyncModel
 #endif
 
 /// The cheap half of healing: which image files the store names are missing or of the wrong
-/// size, found without reading any image (one listing of `images/` and one `stat` per file).
+/// size, found without reading any image (one `stat` per file).
 ///
 /// A pull runs it before it asks a version-3 server for images by digest, so a file lost since
 /// the last `verify` (or never verified) is fetched again by the next pull. Rot that keeps the
@@ -20,29 +20,26 @@ extension Store {
     /// file is on its way (the journal finishes it).
     @discardableResult
     public func rememberMissingImages() throws -> Int {
-        let named = try read { db in
-            try Row.fetchAll(
+        // From the live images' own index: every pull runs this, and reading the rows of the
+        // items with images meant a page of the table per image.
+        var keys: [ItemKey] = []
+        var sizes: [Int64?] = []
+        try read { db in
+            let statement = try RawStatement(
                 db,
                 sql: """
-                    SELECT key, imageSize FROM item
+                    SELECT key, imageSize FROM item INDEXED BY item_live_image
                     WHERE deleted = 0 AND imageDigest IS NOT NULL
                     AND key NOT IN (SELECT key FROM pendingImage) AND key NOT IN (SELECT key FROM imageToHeal)
                     """)
+            while try statement.step() {
+                guard let key = try? ItemKey(statement.text(0)) else { continue }
+                keys.append(key)
+                sizes.append(statement.optionalInt64(1))
+            }
         }
-        guard !named.isEmpty else { return 0 }
-        let present: Set<String>
-        do {
-            present = Set(try FileManager.default.contentsOfDirectory(atPath: images.path))
-        } catch {
-            throw StoreError.io(path: images.path, reason: "\(error)")
-        }
-        var lost: [ItemKey] = []
-        for row in named {
-            let text: String = row["key"]
-            guard let key = try? ItemKey(text) else { continue }
-            let size: Int64? = row["imageSize"]
-            if !present.contains(text) || Self.fileSize(images.finalPath(key)) != size { lost.append(key) }
-        }
+        let found = try images.finalFileSizes(keys)
+        let lost = keys.indices.filter { found[$0] != sizes[$0] }.map { keys[$0] }
         if !lost.isEmpty {
             try rememberImagesToHeal(lost)
             logger.notice(
@@ -50,12 +47,5 @@ extension Store {
                 metadata: ["count": "\(lost.count)"])
         }
         return lost.count
-    }
-
-    /// The size of the regular file at `path`, nil when there is none.
-    private static func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & 0o170000) == 0o100000 else { return nil }
-        return Int64(info.st_size)
     }
 }

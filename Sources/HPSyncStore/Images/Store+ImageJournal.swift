@@ -21,8 +21,12 @@ extension Store {
     /// Removes `key`'s journal entry; returns the temporary it named.
     func dropJournal(_ db: Database, key: ItemKey) throws -> String? {
         guard let previous = try pendingTemp(db, key: key) else { return nil }
-        try db.cachedStatement(sql: "DELETE FROM pendingImage WHERE key = ?").execute(arguments: [key.rawValue])
+        try deleteJournalRow(db, key: key)
         return previous
+    }
+
+    private func deleteJournalRow(_ db: Database, key: ItemKey) throws {
+        try db.cachedStatement(sql: "DELETE FROM pendingImage WHERE key = ?").execute(arguments: [key.rawValue])
     }
 
     /// The temporary journaled for `key`, if any.
@@ -48,11 +52,10 @@ extension Store {
         try configuration.testHooks.afterCommitBeforeFinalize?()
         try writeWithoutSync { db in
             for (key, tempName) in entries {
-                let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
-                if let pending, pending.tempName == tempName {
+                if try pendingTemp(db, key: key) == tempName {
                     let temp = images.tempPath(tempName)
                     if FileIO.exists(temp) { try FileIO.renameFile(temp, images.finalPath(key)) }
-                    try pending.delete(db)
+                    try deleteJournalRow(db, key: key)
                 } else {
                     // A later transaction superseded or already finished this write.
                     FileIO.unlinkIfPresent(images.tempPath(tempName))
@@ -96,8 +99,7 @@ extension Store {
             for key in keys {
                 let row = try ItemRecord.fetch(db, key: key)
                 let hasImage = row.map { !$0.deleted && $0.imageDigest != nil } ?? false
-                let pending = try PendingImageRecord.fetchOne(db, key: key.rawValue)
-                if !hasImage && pending == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
+                if !hasImage, try pendingTemp(db, key: key) == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
             }
         }
         // No directory fsync: an unlink a crash loses leaves an orphan, which the sweep removes.
@@ -127,7 +129,7 @@ extension Store {
         let due = lastSweep.map { now.timeIntervalSince($0) > 86_400 || $0 > now } ?? true
         if !due {
             // Only temporaries need a stat here; the images themselves are left unread.
-            let temps = try images.listing(including: { $0.hasPrefix(ImageDirectory.tempPrefix) })
+            let temps = try images.listing(prefix: ImageDirectory.tempPrefix)
             guard temps.contains(where: { $0.age >= configuration.sweepAgeSeconds }) else { return }
         }
         try sweep(olderThan: configuration.sweepAgeSeconds)

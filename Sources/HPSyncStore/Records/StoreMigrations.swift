@@ -148,6 +148,18 @@ enum StoreMigrations {
                         COALESCE((SELECT MAX(stamp) FROM item WHERE origin != meta.nodeID), 0)
                     """)
         }
+        // Counts every pull needs, without reading the whole item table: the live items (the
+        // mass-deletion guard's base) are all rows less the tombstones, and the live images
+        // (the image check, `status`) are read from an index of their own. Both indexes hold only
+        // the rows they name: a write touches them only for a tombstone or a live image.
+        migrator.registerMigration("v9-count-indexes") { db in
+            // Written out: each condition must read exactly as the queries that use it do.
+            try db.execute(
+                sql: """
+                    CREATE INDEX item_tombstone ON item(stamp, deleted) WHERE deleted = 1;
+                    CREATE INDEX item_live_image ON item(key, imageSize) WHERE deleted = 0 AND imageDigest IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 

@@ -26,4 +26,29 @@ struct TrashRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var trashedAt: Int64
 
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// The statement `insert(with:)` runs.
+    static let insertion = """
+        INSERT INTO trash (key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize,
+          stamp, origin, reason, trashedAt) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+        """
+
+    /// Inserts the row (its `id` unset) through `statement`, prepared from `insertion`: a pull
+    /// trashes a row for every live item it overwrites, and GRDB's record insert cost more than
+    /// the write itself.
+    func insert(with statement: borrowing RawStatement) throws {
+        statement.bind(key, at: 1)
+        statement.bind(name, at: 2)
+        statement.bind(serialNumber, at: 3)
+        statement.bind(valueInDollars, at: 4)
+        statement.bind(dateCreated, at: 5)
+        statement.bind(imageDigest, at: 6)
+        statement.bind(imageSize, at: 7)
+        statement.bind(stamp, at: 8)
+        statement.bind(origin, at: 9)
+        statement.bind(reason, at: 10)
+        statement.bind(trashedAt, at: 11)
+        _ = try statement.step()
+        statement.reset()
+    }
 }

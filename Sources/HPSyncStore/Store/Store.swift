@@ -142,7 +142,9 @@ public final class Store: Sendable {
             // A large pull lets the WAL grow to 64 MiB (`bulkApply`); once checkpointed, the next
             // write that rewinds it cuts the file back to 4 MiB instead of keeping it that size.
             try pool.writeWithoutTransaction {
-                try $0.execute(sql: "PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304")
+                try $0.execute(
+                    sql: "PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304; "
+                        + "PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)")
             }
             return pool
         } catch let error as DatabaseError {
@@ -186,9 +188,11 @@ public final class Store: Sendable {
     static let bulkWriterCache = -4096
 
     /// Runs a bulk apply (a sync session's sink) with the WAL allowed to grow to 64 MiB before a
-    /// commit folds it into the database (SQLite's default is 4 MiB), then folds it once. Every
-    /// batch of a large pull rewrites most leaves of the random-key index; checkpointing after
-    /// each batch wrote them all into store.sqlite (and fsynced it) each time.
+    /// commit folds it into the database. Every batch of a large pull rewrites most leaves of
+    /// the random-key index; checkpointing after each batch wrote them all into store.sqlite
+    /// (and fsynced it) each time. Afterwards the usual limit (`walAutocheckpointPages`) applies
+    /// again, so the next commit (a pull's own record of its outcome) folds a WAL the session
+    /// left larger than that.
     ///
     /// The writer's cache shrinks to 4 MiB meanwhile: a sink hands each batch in key order, so
     /// it meets each leaf once, in order, and a larger cache only holds pages it will not touch
@@ -198,11 +202,10 @@ public final class Store: Sendable {
         defer {
             do {
                 try onWriter(
-                    "PRAGMA cache_size = \(Self.writerCache); PRAGMA wal_autocheckpoint = 1000; "
-                        + "PRAGMA wal_checkpoint(PASSIVE)")
+                    "PRAGMA cache_size = \(Self.writerCache); PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)"
+                )
             } catch {
-                // The WAL stays valid; a later commit's automatic checkpoint folds it in.
-                logger.warning("could not checkpoint the WAL after a sync", metadata: ["error": "\(error)"])
+                logger.warning("could not restore the writer's settings after a sync", metadata: ["error": "\(error)"])
             }
         }
         return try body()

@@ -39,13 +39,13 @@ extension Store {
                 _ = link(images.url.appendingPathComponent(local.key).path, target.path)
             }
         }
-        var record = TrashRecord(
+        let record = TrashRecord(
             id: nil, key: local.key, name: local.name, serialNumber: local.serialNumber,
             valueInDollars: local.valueInDollars, dateCreated: local.dateCreated, imageDigest: local.imageDigest,
             imageSize: local.imageSize, stamp: local.stamp, origin: local.origin,
             reason: deleted ? TrashEntry.Reason.deleted.rawValue : TrashEntry.Reason.overwritten.rawValue,
             trashedAt: Int64(now))
-        try record.insert(db)
+        try record.insert(with: RawStatement(db, sql: TrashRecord.insertion))
     }
 
     /// Trash entries, newest first; only those of `key` when given.
