@@ -201,14 +201,23 @@ public final class Store: Sendable {
         try onWriter("PRAGMA wal_autocheckpoint = 16384; PRAGMA cache_size = \(Self.bulkWriterCache)")
         defer {
             do {
+                let fold =
+                    walBytes() > configuration.walAutocheckpointPages * 4096 ? "; PRAGMA wal_checkpoint(TRUNCATE)" : ""
                 try onWriter(
                     "PRAGMA cache_size = \(Self.writerCache); PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)"
-                )
+                        + fold)
             } catch {
                 logger.warning("could not restore the writer's settings after a sync", metadata: ["error": "\(error)"])
             }
         }
         return try body()
+    }
+
+    /// The size of `store.sqlite-wal`, 0 when there is none.
+    private func walBytes() -> Int {
+        var info = stat()
+        let path = directory.appendingPathComponent(Self.databaseName + "-wal").path
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// Runs `sql` (pragmas) on the writer connection, outside any transaction.
