@@ -191,8 +191,9 @@ public final class Store: Sendable {
     /// commit folds it into the database. Every batch of a large pull rewrites most leaves of
     /// the random-key index; checkpointing after each batch wrote them all into store.sqlite
     /// (and fsynced it) each time. Afterwards the usual limit (`walAutocheckpointPages`) applies
-    /// again, so the next commit (a pull's own record of its outcome) folds a WAL the session
-    /// left larger than that.
+    /// again, and a WAL the session left larger than that is folded and truncated to nothing
+    /// there and then: left in place, every later command would first read it whole (SQLite
+    /// rebuilds its index of the WAL when a process opens the store).
     ///
     /// The writer's cache shrinks to 4 MiB meanwhile: a sink hands each batch in key order, so
     /// it meets each leaf once, in order, and a larger cache only holds pages it will not touch
