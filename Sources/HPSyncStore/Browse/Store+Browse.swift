@@ -100,7 +100,7 @@ extension Store {
         order: BrowseOrder, descending: Bool, count: (Int) throws -> Void, _ body: (Item) throws -> Void
     ) throws {
         try read { db in
-            try count(try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE deleted = 0") ?? 0)
+            try count(try Self.liveItemCount(db))
             let direction = descending ? "DESC" : "ASC"
             let cursor = try ItemRecord.fetchCursor(
                 db,
@@ -110,12 +110,9 @@ extension Store {
         }
     }
 
-    /// The keys of the live items that have an image (through the partial index on digests).
+    /// The keys of the live items that have an image.
     package func liveImageKeys() throws -> [ItemKey] {
-        try read { db in
-            try String.fetchAll(db, sql: "SELECT key FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL")
-                .map { ItemKey(storedCanonical: $0) }
-        }
+        try read { db in try Self.liveImageKeyTexts(db).map { ItemKey(storedCanonical: $0) } }
     }
 
     /// The first live item in creation-date order whose value lies outside `range`, if any.

@@ -109,8 +109,7 @@ extension Store {
     func unaccountedImageFiles(_ db: Database, listing: [(name: String, age: Double)]) throws -> [(
         name: String, age: Double
     )] {
-        let withImages = try Set(
-            String.fetchAll(db, sql: "SELECT key FROM item WHERE deleted = 0 AND imageDigest IS NOT NULL"))
+        let withImages = try Set(Self.liveImageKeyTexts(db))
         let pendingTemps = try Set(String.fetchAll(db, sql: "SELECT tempName FROM pendingImage"))
         let pendingKeys = try Set(String.fetchAll(db, sql: "SELECT key FROM pendingImage"))
         return listing.filter { entry in

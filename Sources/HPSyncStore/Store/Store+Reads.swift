@@ -68,10 +68,19 @@ extension Store {
     /// How many live items this store has: every row less the tombstones, each counted from an
     /// index (a millisecond at 100,000 items, where reading the table took fifty).
     public func liveItemCount() throws -> Int {
-        try read { db in
-            let rows = try Self.rowCounts(db)
-            return rows.all - rows.tombstones
-        }
+        try read { db in try Self.liveItemCount(db) }
+    }
+
+    /// `liveItemCount()` inside the caller's transaction.
+    static func liveItemCount(_ db: Database) throws -> Int {
+        let rows = try rowCounts(db)
+        return rows.all - rows.tombstones
+    }
+
+    /// The keys (as stored) of the live items that have an image, from their own index.
+    static func liveImageKeyTexts(_ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db, sql: "SELECT key FROM item INDEXED BY item_live_image WHERE deleted = 0 AND imageDigest IS NOT NULL")
     }
 
     private static func rowCounts(_ db: Database) throws -> (all: Int, tombstones: Int) {
