@@ -52,15 +52,4 @@ struct ApplyRemoteBatchTests {
         #expect(outcome.inserted == keys)
         for key in keys { #expect(try store.item(key)?.name == key.rawValue) }
     }
-
-    @Test func onlyStrictlyAscendingKeysAscend() {
-        let keys = sortedKeys()
-        let ascend = { (order: [Int]) in RemoteApply.keysStrictlyAscend(order.map { record(keys[$0], "x", at: 1) }) }
-        #expect(ascend([]))
-        #expect(ascend([1]))
-        #expect(ascend([0, 1, 2]))
-        #expect(!ascend([0, 1, 1]))
-        #expect(!ascend([0, 2, 1]))
-        #expect(!ascend([2, 0, 1, 2]))
-    }
 }

@@ -1,3 +1,4 @@
+import CHPSyncSQLite
 import Foundation
 import HPSyncCrypto
 import HPSyncModel
@@ -44,6 +45,47 @@ struct ApplyRemoteTests {
         _ = try store.add(ItemDraft(name: "after that"))
         #expect(walBytes() <= 4 << 20)
         #expect(try store.status().items == 20_002)
+    }
+
+    /// Issue 18: within a bulk apply, a batch that rewrites rows the store has runs with the
+    /// writer's full page cache: the pages it dirties stay in memory until its commit, none
+    /// spilled to the WAL and read back (4,000 edits of 30,000 rows of 180-character names dirty
+    /// more pages than the bulk apply's 4 MiB holds). Between batches the cache is the small one again, so a
+    /// long pull's memory stays bounded, and after the bulk apply the usual one.
+    @Test func aBatchThatRewritesRowsSpillsNoPageAndGivesTheCacheBack() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let onWriter = { (sql: String) in try store.database.writeWithoutTransaction { try Int.fetchOne($0, sql: sql) }
+        }
+        let writerSpills = {
+            try store.database.writeWithoutTransaction { db -> Int32 in
+                var current: Int32 = 0
+                var highest: Int32 = 0
+                sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_SPILL, &current, &highest, 0)
+                return current
+            }
+        }
+        let keys = (0..<30_000).map { _ in ItemKey.random() }.sorted()
+        let edited = Array(keys.shuffled().prefix(4_000)).sorted()
+        try store.bulkApply {
+            for chunk in stride(from: 0, to: keys.count, by: 10_000) {
+                let records = keys[chunk..<chunk + 10_000].map {
+                    IncomingRecord(
+                        item: Fixtures.remoteItem($0, name: String(repeating: "first ", count: 30), stamp: base + 1))
+                }
+                _ = try store.applyRemote(records, checkpoint: nil)
+            }
+            #expect(try onWriter("PRAGMA cache_size") == Store.bulkWriterCache)
+            let before = try writerSpills()
+            let outcome = try store.applyRemote(
+                edited.map { IncomingRecord(item: Fixtures.remoteItem($0, name: "edited", stamp: base + 2)) },
+                checkpoint: nil)
+            #expect(outcome.updated.count == 4_000)
+            #expect(try writerSpills() == before, "the edits' dirty pages were spilled mid-transaction")
+            #expect(try onWriter("PRAGMA cache_size") == Store.bulkWriterCache)
+        }
+        #expect(try onWriter("PRAGMA cache_size") == Store.writerCache)
+        #expect(try store.item(edited[0])?.name == "edited")
     }
 
     /// Issue 18: with the default limit (4,096 pages, 16 MiB) a WAL under it is left for a

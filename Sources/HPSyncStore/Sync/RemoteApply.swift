@@ -67,7 +67,7 @@ struct RemoteApply {
         var superseded: [String] = []
         var unlinkKeys: [ItemKey] = []
         var missingImages: [ItemKey] = []
-        try store.write { db in
+        try store.writeBatch { db in
             var changeClock = try ChangeClock(db, now: now)
             changeClock.observeDeclined(options.observed)
             var journaledHere: [(key: ItemKey, temp: String)] = []
@@ -75,13 +75,15 @@ struct RemoteApply {
             var unlinkHere: [ItemKey] = []
             var missingHere: [ItemKey] = []
             var result = ApplyOutcome()
-            // One lookup for the batch. A key the batch holds twice must meet the row its first
-            // record wrote: rows written below replace their entries, unless the keys strictly
-            // ascend (a sink's batches do), when no key can come again and no row is kept.
-            var locals = try ItemRecord.fetchMany(db, keys: records.lazy.map(\.item.key))
-            let keepWritten = !Self.keysStrictlyAscend(records)
+            // Each record's local row is read just before it is written, in the transaction: the
+            // write then finds the leaves the read brought in (a sink's batch comes in key order,
+            // so the pages pass through the cache once; a first pass reading every row ahead
+            // evicted them again before the writes on a batch larger than the cache), and a key
+            // the batch holds twice meets the row its first record wrote.
             let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
+            let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
+            var fullCache = false
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -92,7 +94,11 @@ struct RemoteApply {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
-                let local = locals[key.rawValue]
+                let local = try ItemRecord.fetch(with: lookup, key: key)
+                if local != nil, !fullCache {
+                    try Store.useFullWriterCache(db)
+                    fullCache = true
+                }
                 if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
@@ -122,7 +128,6 @@ struct RemoteApply {
                 }
                 let written = ItemRecord(item, seq: changeClock.nextSeq())
                 try written.write(with: upsert)
-                if keepWritten { locals[key.rawValue] = written }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
@@ -166,11 +171,6 @@ struct RemoteApply {
                 ])
         }
         return outcome
-    }
-
-    /// Whether each record's key is greater than the one before, so that no key comes twice.
-    static func keysStrictlyAscend(_ records: [IncomingRecord]) -> Bool {
-        zip(records, records.dropFirst()).allSatisfy { $0.item.key < $1.item.key }
     }
 
     /// Checks what every record must respect, whatever the local state.
