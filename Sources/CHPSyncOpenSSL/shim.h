@@ -22,6 +22,11 @@ static inline long hp_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }
 
+// SSL_CTX_set_read_ahead is a macro over SSL_CTX_ctrl; Swift cannot call macros.
+static inline long hp_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on) {
+    return SSL_CTX_set_read_ahead(ctx, on);
+}
+
 // SSL_CTX_set_session_cache_mode is a macro over SSL_CTX_ctrl; Swift cannot call macros.
 static inline long hp_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);

@@ -126,4 +126,31 @@ import Testing
         connection.close()
         #expect(throws: TLSError.self) { try connection.write(Array("late".utf8)) }
     }
+
+    /// OpenSSL reads ahead (several records per read of the socket), so records can wait in its
+    /// buffer while the socket has nothing: each read must take them without polling first.
+    @Test func recordsReadAheadAreReadWithoutWaitingForTheSocket() throws {
+        let release = Locked(false)
+        let server = try TestServer { connection in
+            for index in 0..<8 { try? connection.write([UInt8](repeating: UInt8(index), count: 100)) }
+            _ = release.wait(timeout: 10) { $0 }
+        }
+        defer {
+            release.withLock { $0 = true }
+            server.stop()
+        }
+        let connection = try TLSConnection.connect(
+            host: "127.0.0.1", port: server.port, identity: try makeIdentity(), expected: .firstContact,
+            logger: quietLogger)
+        connection.idleTimeout = .seconds(5)
+        // The first read brings in what has arrived; let every record arrive before it.
+        Thread.sleep(forTimeInterval: 0.3)
+        let started = Date()
+        for index in 0..<8 {
+            #expect(try connection.readExactly(100) == [UInt8](repeating: UInt8(index), count: 100))
+        }
+        // A read that polled the socket before asking OpenSSL would wait out the idle timeout.
+        #expect(Date().timeIntervalSince(started) < 2)
+        connection.close()
+    }
 }

@@ -42,7 +42,17 @@ final class TLSContext: @unchecked Sendable {
         try check(SSL_CTX_set_num_tickets(pointer, 0) == 1, "disabling session tickets")
         hp_SSL_CTX_set_session_cache_mode(pointer, Int(SSL_SESS_CACHE_OFF))
         hp_SSL_CTX_set_mode(pointer, Int(SSL_MODE_AUTO_RETRY))
+        // Read ahead into a buffer of several records: without it OpenSSL reads each 16 KiB
+        // record with two reads (its 5-byte header, then its body), about 54,000 reads for a
+        // full copy of 433 MB; with it, one read takes whatever has arrived, up to the buffer.
+        // Reads only ever poll the socket after OpenSSL asks for more (WANT_READ), so bytes it
+        // holds are never waited for.
+        hp_SSL_CTX_set_read_ahead(pointer, 1)
+        SSL_CTX_set_default_read_buffer_len(pointer, Self.readBufferBytes)
     }
+
+    /// OpenSSL's read buffer per connection when reading ahead: four full records.
+    static let readBufferBytes = 4 * (16 * 1024 + 256)
 
     private func check(_ ok: Bool, _ operation: String) throws(TLSError) {
         if !ok { throw .openSSL(operation: operation, queue: OpenSSLErrorQueue.drain()) }
