@@ -43,8 +43,9 @@ final class TLSContext: @unchecked Sendable {
         hp_SSL_CTX_set_session_cache_mode(pointer, Int(SSL_SESS_CACHE_OFF))
         hp_SSL_CTX_set_mode(pointer, Int(SSL_MODE_AUTO_RETRY))
         // Read ahead into a buffer of several records: without it OpenSSL reads each 16 KiB
-        // record with two reads (its 5-byte header, then its body), about 54,000 reads for a
-        // full copy of 433 MB; with it, one read takes whatever has arrived, up to the buffer.
+        // record with two reads (its 5-byte header, then its body); with it, one read takes
+        // whatever has arrived, up to the buffer (a full copy of 433 MB: 64,366 read calls on
+        // the client before, 11,456 after).
         // Reads only ever poll the socket after OpenSSL asks for more (WANT_READ), so bytes it
         // holds are never waited for.
         hp_SSL_CTX_set_read_ahead(pointer, 1)
