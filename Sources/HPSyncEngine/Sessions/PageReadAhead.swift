@@ -16,6 +16,8 @@ final class PageReadAhead: Sendable {
     struct Page: Sendable {
         var page: ManifestPage
         var records: [ItemKey: Item]
+        /// What the feed holds from the page's start on, read with it (when asked for).
+        var counts: FeedCounts?
     }
 
     private struct Outstanding: Sendable {
@@ -44,12 +46,13 @@ final class PageReadAhead: Sendable {
     }
 
     /// The page after `cursor`: the one read ahead when it was started for this cursor (waiting
-    /// for it if need be), else read now.
-    func page(after cursor: Int64) throws -> Page {
-        if let outstanding = collect(), outstanding.after == cursor, let result = outstanding.result {
+    /// for it if need be), else read now; with `counting`, read now with the feed's counts from
+    /// `cursor` on, in the same snapshot (a session's first page announces them).
+    func page(after cursor: Int64, counting: Bool = false) throws -> Page {
+        if let outstanding = collect(), outstanding.after == cursor, let result = outstanding.result, !counting {
             return try result.get()
         }
-        return try Self.read(store, after: cursor, pageSize: pageSize)
+        return try Self.read(store, after: cursor, pageSize: pageSize, counting: counting)
     }
 
     /// Waits for a read still running, so that nothing touches the store after the session.
@@ -67,11 +70,13 @@ final class PageReadAhead: Sendable {
         }
     }
 
-    static func read(_ store: Store, after cursor: Int64, pageSize: Int) throws -> Page {
-        let feed = try store.feedPage(after: cursor, limit: pageSize)
+    static func read(_ store: Store, after cursor: Int64, pageSize: Int, counting: Bool = false) throws -> Page {
+        let feed = try store.feedPage(after: cursor, limit: pageSize, counting: counting)
         let changes = feed.entries
         let isFinal = changes.count < pageSize
         let through = isFinal ? Swift.max(cursor, feed.lastSeq, changes.last?.seq ?? cursor) : changes.last!.seq
-        return Page(page: ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal), records: feed.records)
+        return Page(
+            page: ManifestPage(entries: changes, throughSeq: through, isFinal: isFinal), records: feed.records,
+            counts: feed.counts)
     }
 }

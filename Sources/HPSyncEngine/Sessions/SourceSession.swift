@@ -63,14 +63,14 @@ final class SourceSession {
                 try? channel.send(.error(stop))
                 throw ServerRefusal(error: stop)
             }
-            let next = try readAhead.page(after: cursor)
+            let next = try readAhead.page(after: cursor, counting: first && version >= 2)
             // After the read: a collection that finished before it is seen here.
             try checkNoCollection(since: horizon, cursor: cursor)
             var page = next.page
             page.reconcileHorizon = start.horizon
-            if first, version >= 2 {
-                (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) = try store.feedCounts(
-                    after: start.since)
+            if first, version >= 2, let counts = next.counts {
+                (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) =
+                    (counts.entries, counts.tombstones, counts.imageBytes)
                 if let announcing = testHooks.announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }
             }
             first = false

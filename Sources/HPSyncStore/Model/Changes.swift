@@ -183,4 +183,21 @@ public struct FeedPage: Sendable {
     public var records: [ItemKey: Item]
     /// The feed's last seq in the same snapshot.
     public var lastSeq: Int64
+    /// When asked for (`feedPage(after:limit:counting:)`): what `feedCounts(after:)` would say
+    /// for the same start, in the same snapshot.
+    public var counts: FeedCounts?
+}
+
+/// How many feed entries come after a seq, how many of them are tombstones, and the bytes of
+/// the live ones' images (`Store.feedCounts(after:)`).
+public struct FeedCounts: Sendable, Equatable {
+    public var entries: Int64
+    public var tombstones: Int64
+    public var imageBytes: Int64
+
+    public init(entries: Int64, tombstones: Int64, imageBytes: Int64) {
+        self.entries = entries
+        self.tombstones = tombstones
+        self.imageBytes = imageBytes
+    }
 }

@@ -114,18 +114,36 @@ extension Store {
 
     /// Up to `limit` feed entries after `seq` with the record of each live one, and the feed's
     /// last seq, from one snapshot and one pass over the seq index: what a source sends.
-    public func feedPage(after seq: Int64, limit: Int) throws -> FeedPage {
+    public func feedPage(after seq: Int64, limit: Int, counting: Bool = false) throws -> FeedPage {
         try read { db in
             var page = FeedPage(entries: [], records: [:], lastSeq: try MetaRecord.load(db).lastSeq)
             let rows = try ItemRecord.fetchFeed(db, after: seq, limit: limit)
             page.entries.reserveCapacity(rows.count)
             page.records.reserveCapacity(rows.count)
             var origins = OriginCache()
+            var counts = FeedCounts(entries: Int64(rows.count), tombstones: 0, imageBytes: 0)
             for row in rows {
                 let item = try row.item(origins: &origins)
                 page.entries.append(
                     ChangeEntry(key: item.key, version: item.version, deleted: row.deleted, seq: row.seq))
-                if !row.deleted { page.records[item.key] = item }
+                if row.deleted {
+                    counts.tombstones += 1
+                } else {
+                    page.records[item.key] = item
+                    counts.imageBytes += row.imageSize ?? 0
+                }
+            }
+            // The page's rows are counted as read; only what lies past them is counted by SQL
+            // (a first page of an incremental pull holds all or most of it: the rows are not
+            // read a second time).
+            if counting {
+                if rows.count == limit, let last = rows.last {
+                    let rest = try Self.feedCounts(db, after: last.seq)
+                    counts.entries += rest.entries
+                    counts.tombstones += rest.tombstones
+                    counts.imageBytes += rest.imageBytes
+                }
+                page.counts = counts
             }
             return page
         }
@@ -133,17 +151,19 @@ extension Store {
 
     /// How many feed entries (what `changes(after:)` would page through), how many of them
     /// tombstones, and the bytes of the live ones' images come after `seq`: one scan.
-    public func feedCounts(after seq: Int64) throws -> (entries: Int64, tombstones: Int64, imageBytes: Int64) {
-        try read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT count(*), COALESCE(SUM(deleted), 0),
-                           COALESCE(SUM(CASE WHEN deleted = 0 THEN imageSize ELSE 0 END), 0)
-                    FROM item WHERE seq > ?
-                    """, arguments: [seq])
-            return (row?[0] ?? 0, row?[1] ?? 0, row?[2] ?? 0)
-        }
+    public func feedCounts(after seq: Int64) throws -> FeedCounts {
+        try read { db in try Self.feedCounts(db, after: seq) }
+    }
+
+    private static func feedCounts(_ db: Database, after seq: Int64) throws -> FeedCounts {
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT count(*), COALESCE(SUM(deleted), 0),
+                       COALESCE(SUM(CASE WHEN deleted = 0 THEN imageSize ELSE 0 END), 0)
+                FROM item WHERE seq > ?
+                """, arguments: [seq])
+        return FeedCounts(entries: row?[0] ?? 0, tombstones: row?[1] ?? 0, imageBytes: row?[2] ?? 0)
     }
 
     /// The current version of each of `keys` that this store has.
