@@ -68,7 +68,7 @@ final class SourceSession {
             try checkNoCollection(since: horizon, cursor: cursor)
             var page = next.page
             page.reconcileHorizon = start.horizon
-            if first, version >= 2, let counts = next.counts {
+            if let counts = next.counts {
                 (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) =
                     (counts.entries, counts.tombstones, counts.imageBytes)
                 if let announcing = testHooks.announcing { page.tombstonesAhead = announcing(page.tombstonesAhead) }

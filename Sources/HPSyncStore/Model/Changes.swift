@@ -194,10 +194,4 @@ public struct FeedCounts: Sendable, Equatable {
     public var entries: Int64
     public var tombstones: Int64
     public var imageBytes: Int64
-
-    public init(entries: Int64, tombstones: Int64, imageBytes: Int64) {
-        self.entries = entries
-        self.tombstones = tombstones
-        self.imageBytes = imageBytes
-    }
 }

@@ -237,9 +237,7 @@ public final class Store: Sendable {
             try database.writeWithoutTransaction { db in
                 let before = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? Self.writerCache
                 let result = Self.immediateTransaction(db, body)
-                if try Int.fetchOne(db, sql: "PRAGMA cache_size") != before {
-                    try db.execute(sql: "PRAGMA cache_size = \(before)")
-                }
+                try db.execute(sql: "PRAGMA cache_size = \(before)")
                 return try result.get()
             }
         }
