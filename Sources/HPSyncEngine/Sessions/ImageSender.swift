@@ -15,6 +15,8 @@ final class ImageSender {
     private let store: Store
     private let logger: Logger
     private var chunkBuffer: [UInt8] = []
+    /// Where each image's bytes wait between their check and their sending (read once).
+    private let hold = ImageHold()
 
     init(channel: any MessageChannel, store: Store, logger: Logger) {
         self.channel = channel
@@ -54,8 +56,8 @@ final class ImageSender {
     /// image of a record this source sent, under that record's key: no query), else any file
     /// with the digest, which a query of the store finds and judges.
     private func open(_ wanted: ImageWanted) throws -> ImageReader? {
-        if let file = try store.openImage(ofKey: wanted.key, holding: wanted.digest) { return file }
-        let (found, damaged) = try store.openIntactImage(withDigest: wanted.digest)
+        if let file = try store.openImage(ofKey: wanted.key, holding: wanted.digest, using: hold) { return file }
+        let (found, damaged) = try store.openIntactImage(withDigest: wanted.digest, using: hold)
         if !damaged.isEmpty {
             logger.warning(
                 "this store's own image is missing or damaged; answered as missing. `hp-sync verify --repair --from PEER` fetches it again",

@@ -4,11 +4,16 @@ import HPSyncCrypto
 import HPSyncModel
 
 /// A committed image file opened for sending: its size, and its bytes read in chunks through
-/// one caller-owned buffer (nothing is held in memory).
+/// one caller-owned buffer. After a check (`holds`) with an `ImageHold` big enough, the bytes
+/// come from the hold, where the check read them: the file is read once, and the bytes sent
+/// are the bytes checked even if the file changes in between.
 public final class ImageReader {
     public let size: Int64
     private var descriptor: Int32
     private let path: String
+    /// The checked bytes, in the caller's hold, and how many of them were read out.
+    private var held: UnsafeRawBufferPointer?
+    private var heldRead = 0
 
     init(path: String) throws {
         self.path = path
@@ -26,7 +31,11 @@ public final class ImageReader {
 
     /// Reads up to `buffer.count` bytes; 0 at the end of the file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        try FileIO.readChunk(descriptor, into: buffer, path: path)
+        guard let held else { return try FileIO.readChunk(descriptor, into: buffer, path: path) }
+        let count = Swift.min(buffer.count, held.count - heldRead)
+        if count > 0 { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: held[heldRead..<heldRead + count])) }
+        heldRead += count
+        return count
     }
 
     /// Reads from the start again (after a check of the bytes, before sending them).
@@ -34,9 +43,11 @@ public final class ImageReader {
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw StoreError.io(path: path, reason: FileIO.errorText()) }
     }
 
-    /// Reads the whole file and rewinds: whether its bytes are `expected`.
-    func holds(_ expected: ImageRef) throws -> Bool {
+    /// Reads the whole file: whether its bytes are `expected`. Into `hold` when it has room
+    /// for them, where later reads find them; else the file is rewound for them.
+    func holds(_ expected: ImageRef, using hold: ImageHold?) throws -> Bool {
         guard size == expected.size else { return false }
+        if let room = hold?.room(for: Int(size)) { return try holds(expected, in: room) }
         var hasher = SHA256()
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
@@ -51,12 +62,32 @@ public final class ImageReader {
         return ImageRef(digest: hasher.finalize(), size: total) == expected
     }
 
+    private func holds(_ expected: ImageRef, in room: UnsafeMutableRawBufferPointer) throws -> Bool {
+        var total = 0
+        while total < room.count {
+            let count = try FileIO.readChunk(
+                descriptor, into: UnsafeMutableRawBufferPointer(rebasing: room[total...]), path: path)
+            if count == 0 { return false }  // shorter than it was when opened
+            total += count
+        }
+        var past: UInt8 = 0
+        guard try withUnsafeMutableBytes(of: &past, { try FileIO.readChunk(descriptor, into: $0, path: path) }) == 0
+        else { return false }  // longer than it was when opened
+        var hasher = SHA256()
+        hasher.update(UnsafeRawBufferPointer(room))
+        guard ImageRef(digest: hasher.finalize(), size: Int64(total)) == expected else { return false }
+        held = UnsafeRawBufferPointer(room)
+        heldRead = 0
+        return true
+    }
+
     /// The file ended before `size` bytes: it was replaced while being read.
     public func shortFileError() -> StoreError {
         .io(path: path, reason: "the image ended early (it changed while being sent); sync again")
     }
 
     public func close() {
+        held = nil
         if descriptor >= 0 {
             Foundation.close(descriptor)
             descriptor = -1
@@ -69,7 +100,7 @@ extension Store {
     /// of the files with that digest will do). Files that exist but hold other bytes come back in
     /// `damaged` (with those whose file is gone), remembered for healing; the caller logs them. A source never sends bytes it
     /// knows to be wrong: the sink would end the session over them.
-    public func openIntactImage(withDigest digest: SHA256Digest) throws -> (
+    public func openIntactImage(withDigest digest: SHA256Digest, using hold: ImageHold? = nil) throws -> (
         reader: ImageReader?, damaged: [ItemKey]
     ) {
         let candidates = try read { db in
@@ -91,7 +122,9 @@ extension Store {
                 damaged.append(key)
                 continue
             }
-            if try reader.holds(ImageRef(digest: digest, size: row["imageSize"])) { return (reader, damaged) }
+            if try reader.holds(ImageRef(digest: digest, size: row["imageSize"]), using: hold) {
+                return (reader, damaged)
+            }
             reader.close()
             damaged.append(key)
         }
@@ -102,14 +135,16 @@ extension Store {
     /// first), else nil, without a query: a source asked for the image of a record it sent finds
     /// it under that record's key. A file holding other bytes is not judged damaged here (the
     /// key may have a newer image by now): the caller asks `openIntactImage(withDigest:)`.
-    public func openImage(ofKey key: ItemKey, holding digest: SHA256Digest) throws -> ImageReader? {
+    public func openImage(ofKey key: ItemKey, holding digest: SHA256Digest, using hold: ImageHold? = nil) throws
+        -> ImageReader?
+    {
         let reader: ImageReader
         do {
             reader = try ImageReader(path: images.finalPath(key))
         } catch StoreError.missingImageFile {
             return nil
         }
-        if try reader.holds(ImageRef(digest: digest, size: reader.size)) { return reader }
+        if try reader.holds(ImageRef(digest: digest, size: reader.size), using: hold) { return reader }
         reader.close()
         return nil
     }
