@@ -37,6 +37,16 @@ static inline uint64_t hp_SSL_OP_NO_TICKET(void) {
     return SSL_OP_NO_TICKET;
 }
 
+// SSL_OP_CIPHER_SERVER_PREFERENCE and SSL_OP_PRIORITIZE_CHACHA expand to shift-and-cast
+// expressions that Swift does not import.
+static inline uint64_t hp_SSL_OP_CIPHER_SERVER_PREFERENCE(void) {
+    return SSL_OP_CIPHER_SERVER_PREFERENCE;
+}
+
+static inline uint64_t hp_SSL_OP_PRIORITIZE_CHACHA(void) {
+    return SSL_OP_PRIORITIZE_CHACHA;
+}
+
 // BIO_get_mem_data is a macro over BIO_ctrl; Swift cannot call macros.
 static inline long hp_BIO_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);

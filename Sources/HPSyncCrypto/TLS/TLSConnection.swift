@@ -98,6 +98,12 @@ public final class TLSConnection: @unchecked Sendable {
         close()
     }
 
+    /// The negotiated cipher suite's standard name, e.g. "TLS_AES_128_GCM_SHA256".
+    public var cipherSuite: String {
+        guard let cipher = SSL_get_current_cipher(ssl), let name = SSL_CIPHER_standard_name(cipher) else { return "" }
+        return String(cString: name)
+    }
+
     /// Whether `close()` has run.
     public var isOpen: Bool {
         lifecycle.lock()

@@ -41,6 +41,14 @@ final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_options(pointer, hp_SSL_OP_NO_TICKET())
         try check(SSL_CTX_set_num_tickets(pointer, 0) == 1, "disabling session tickets")
         hp_SSL_CTX_set_session_cache_mode(pointer, Int(SSL_SESS_CACHE_OFF))
+        // AES-128-GCM first: TLS 1.3's mandatory suite, and on AES-NI a quarter less CPU per
+        // byte than OpenSSL's first choice, AES-256-GCM (3.5 against 2.6 GB/s on this project's
+        // VM), which every image byte pays on both sides. The server picks from its own order,
+        // except for a client that puts ChaCha20 first (one without AES instructions).
+        try check(SSL_CTX_set_ciphersuites(pointer, Self.cipherSuites) == 1, "choosing the TLS 1.3 cipher suites")
+        if role == .server {
+            SSL_CTX_set_options(pointer, hp_SSL_OP_CIPHER_SERVER_PREFERENCE() | hp_SSL_OP_PRIORITIZE_CHACHA())
+        }
         hp_SSL_CTX_set_mode(pointer, Int(SSL_MODE_AUTO_RETRY))
         // Read ahead into a buffer of several records: without it OpenSSL reads each 16 KiB
         // record with two reads (its 5-byte header, then its body); with it, one read takes
@@ -51,6 +59,9 @@ final class TLSContext: @unchecked Sendable {
         hp_SSL_CTX_set_read_ahead(pointer, 1)
         SSL_CTX_set_default_read_buffer_len(pointer, Self.readBufferBytes)
     }
+
+    /// The TLS 1.3 cipher suites offered and accepted, in order of preference.
+    static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
     /// OpenSSL's read buffer per connection when reading ahead: four full records.
     static let readBufferBytes = 4 * (16 * 1024 + 256)
