@@ -32,11 +32,15 @@ extension Store {
     /// `keepInTrash`).
     func trash(_ db: Database, _ local: ItemRecord, deleted: Bool, now: UInt64) throws {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
-            let target = trashDirectory.appendingPathComponent(digest.hex)
-            if !FileManager.default.fileExists(atPath: target.path) {
-                try? StorePrivacy.makeDirectory(trashDirectory)
-                // A missing source (an image never received) leaves a row without bytes.
-                _ = link(images.url.appendingPathComponent(local.key).path, target.path)
+            // One `link` in the usual case (a pull trashes many versions): EEXIST means the
+            // bytes are in the trash already, ENOENT that the folder is not made yet or the
+            // source is missing (an image never received: the row stays without bytes).
+            let folder = trashDirectory
+            let target = folder.path + "/" + digest.hex
+            let source = images.path + "/" + local.key
+            if link(source, target) != 0, errno == ENOENT, !FileIO.exists(folder.path) {
+                try? StorePrivacy.makeDirectory(folder)
+                _ = link(source, target)
             }
         }
         let record = TrashRecord(
