@@ -36,6 +36,34 @@ struct KeySafetyTests {
         }
     }
 
+    /// Equality, hashing and order go by the key's bits: they must agree with the text, the
+    /// way a key is made (validated, normalised from lowercase, read back from the store) aside.
+    @Test func equalityHashAndOrderAgreeWithTheText() throws {
+        var generator = SystemRandomNumberGenerator()
+        // Keys that share long prefixes and differ in either half, in the last digit, or only in
+        // digits a text order puts around the hyphens.
+        var texts = (0..<200).map { _ in ItemKey.random(using: &generator).rawValue }
+        texts += [
+            "00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001",
+            "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF", "7FFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF",
+            "80000000-0000-4000-8000-000000000000", "0000000A-0000-4000-8000-000000000000",
+            "00000009-0000-4000-8000-000000000000", "00000000-0000-4000-9000-000000000000",
+            "00000000-0000-4000-8FFF-FFFFFFFFFFFF",
+        ]
+        let keys = try texts.map { try ItemKey($0) }
+        for (a, textA) in zip(keys, texts) {
+            let lower = try ItemKey(textA.lowercased())
+            #expect(lower == a && lower.hashValue == a.hashValue)
+            #expect(ItemKey(storedCanonical: textA) == a && ItemKey(storedCanonical: textA).hashValue == a.hashValue)
+            for (b, textB) in zip(keys, texts) {
+                #expect((a == b) == (textA == textB), "\(textA) == \(textB)")
+                #expect((a < b) == (textA < textB), "\(textA) < \(textB)")
+            }
+        }
+        #expect(Set(keys).count == Set(texts).count)
+        #expect(keys.sorted().map(\.rawValue) == texts.sorted())
+    }
+
     @Test func resolveRejectsTraversalAndShortPrefixes() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
