@@ -54,9 +54,10 @@ struct PendingBatch {
     /// Adds one page's records, checked and with their images; `local` is this store's rows of
     /// the page's keys. Returns how many items they insert, update or delete here.
     mutating func add(_ incoming: [IncomingRecord], local: [ItemKey: Item]) -> Int {
-        records += incoming
         var items = 0
-        for record in incoming {
+        for var record in incoming {
+            record.likelyNew = local[record.item.key] == nil
+            records.append(record)
             keys.insert(record.item.key)
             imageBytes += record.image?.ref.size ?? 0
             let liveHere = local[record.item.key].map { !$0.deleted } ?? false

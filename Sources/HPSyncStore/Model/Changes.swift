@@ -52,6 +52,11 @@ public struct IncomingRecord: Sendable {
     /// An import without its images: the row names `item.image` but no bytes came. The store
     /// records the image as missing (remembered for healing) instead of refusing the record.
     public var imageMissing = false
+    /// The sink found no row for the key when it read the page: the apply then inserts the row
+    /// straight away (the key's uniqueness check is its lookup) instead of first looking for a
+    /// row to merge with. Only a hint: a row that appeared meanwhile fails the insert, and the
+    /// record then takes the usual way.
+    public var likelyNew = false
     /// Behind a reference: most records have no image, and a batch holds up to 20,000 records,
     /// two batches at once (one gathering, one committing). Inline, the staged image made each
     /// record about 50 bytes larger, whether it had one or not.

@@ -130,6 +130,13 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// The statement `write(_:)` runs.
+    /// Inserts a row whose key the store should not have; fails on a key it has (`upsert`'s
+    /// conflict clause left out).
+    static let insertion = """
+        INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
+          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+        """
+
     static let upsert = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
           imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)

@@ -46,6 +46,12 @@ struct ChangeClock {
         return meta.lastSeq
     }
 
+    /// Hands back the number `nextSeq` just gave, which no row took.
+    mutating func returnSeq(_ seq: Int64) {
+        precondition(seq == meta.lastSeq, "only the last sequence number taken can be given back")
+        meta.lastSeq -= 1
+    }
+
     func save(_ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ?, remoteHighWater = ? WHERE id = 1")

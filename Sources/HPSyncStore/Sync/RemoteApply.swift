@@ -83,6 +83,7 @@ struct RemoteApply {
             let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
             let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
+            let insertion = try RawStatement(db, sql: ItemRecord.insertion)
             var fullCache = false
             for (index, record) in records.enumerated() {
                 let item =
@@ -94,7 +95,12 @@ struct RemoteApply {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
-                let local = try ItemRecord.fetch(with: lookup, key: key)
+                // A key the sink found no row for is inserted at once; a key the store has
+                // fails that insert and takes the way of the others.
+                let inserted =
+                    try record.likelyNew && virtualTombstone == nil
+                    && Self.insertIfAbsent(item, with: insertion, clock: &changeClock)
+                let local = inserted ? nil : try ItemRecord.fetch(with: lookup, key: key)
                 if local != nil, !fullCache {
                     try Store.useFullWriterCache(db)
                     fullCache = true
@@ -126,8 +132,7 @@ struct RemoteApply {
                     if let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
-                let written = ItemRecord(item, seq: changeClock.nextSeq())
-                try written.write(with: upsert)
+                if !inserted { try ItemRecord(item, seq: changeClock.nextSeq()).write(with: upsert) }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
@@ -171,6 +176,21 @@ struct RemoteApply {
                 ])
         }
         return outcome
+    }
+
+    /// Inserts `item` as a new row; false, with nothing written and its sequence number given
+    /// back, when the store has a row for the key.
+    private static func insertIfAbsent(
+        _ item: Item, with insertion: borrowing RawStatement, clock: inout ChangeClock
+    ) throws -> Bool {
+        let seq = clock.nextSeq()
+        do {
+            try ItemRecord(item, seq: seq).write(with: insertion)
+            return true
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            clock.returnSeq(seq)
+            return false
+        }
     }
 
     /// Checks what every record must respect, whatever the local state.
