@@ -86,26 +86,34 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
     /// the shape and reads the digits.
     static func canonicalBits(_ text: String) -> (high: UInt64, low: UInt64)? {
         let bits = text.utf8.withContiguousStorageIfAvailable { bytes -> (high: UInt64, low: UInt64)? in
-            guard bytes.count == 36 else { return nil }
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            var digits = 0
-            for (index, c) in bytes.enumerated() {
-                let nibble: UInt8
-                switch (index, c) {
-                case (8, _), (13, _), (18, _), (23, _):
-                    guard c == UInt8(ascii: "-") else { return nil }
-                    continue
-                case (_, UInt8(ascii: "0")...UInt8(ascii: "9")): nibble = c &- UInt8(ascii: "0")
-                case (_, UInt8(ascii: "A")...UInt8(ascii: "F")): nibble = c &- UInt8(ascii: "A") &+ 10
-                default: return nil
+            let dash = UInt8(ascii: "-")
+            guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash
+            else { return nil }
+            return hexNibbles.withUnsafeBufferPointer { table -> (high: UInt64, low: UInt64)? in
+                // No branch per digit (hex digits are letters or not at random, which a branch
+                // mispredicts): every byte's table entry is ORed into `invalid`, checked once.
+                var high: UInt64 = 0
+                var low: UInt64 = 0
+                var invalid: UInt8 = 0
+                // Digits 0-7, 9-12 and 14-17 are the high half, 19-22 and 24-35 the low one.
+                for index in 0..<36 where index != 8 && index != 13 && index != 18 && index != 23 {
+                    let nibble = table[Int(bytes[index])]
+                    invalid |= nibble
+                    if index < 18 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
                 }
-                if digits < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
-                digits += 1
+                return invalid & 0xF0 == 0 ? (high, low) : nil
             }
-            return (high, low)
         }
         return bits ?? nil
+    }
+
+    /// Each byte's value as an uppercase hex digit, 0xFF for any other byte.
+    private static let hexNibbles: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt8(byte) - UInt8(ascii: "A") + 10
+        default: 0xFF
+        }
     }
 
     /// Uppercase 8-4-4-4-12 hex text, or nil when `text` is not exactly that shape.
