@@ -56,12 +56,13 @@ struct PendingBatch {
     mutating func add(_ incoming: [IncomingRecord], local: [ItemKey: Item]) -> Int {
         var items = 0
         for var record in incoming {
-            record.likelyNew = local[record.item.key] == nil
+            let mine = local[record.item.key]
+            record.likelyNew = mine == nil
             records.append(record)
             keys.insert(record.item.key)
             imageBytes += record.image?.ref.size ?? 0
-            let liveHere = local[record.item.key].map { !$0.deleted } ?? false
-            if liveHere, local[record.item.key]?.image != nil { mayRemoveImages = true }
+            let liveHere = mine.map { !$0.deleted } ?? false
+            if liveHere, mine?.image != nil { mayRemoveImages = true }
             // A tombstone for a key this store never had live records a deletion, not an item.
             if !record.item.deleted || liveHere { items += 1 }
         }
