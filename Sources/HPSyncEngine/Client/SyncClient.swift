@@ -47,12 +47,27 @@ public final class SyncClient {
         self.testHooks = testHooks
     }
 
+    /// Pulls the server's changes over a session `connect` opens, the pull's image check
+    /// (`MissingImageScan`) running meanwhile on a thread of its own.
+    public func pull(
+        connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
+        options: Options = .init()
+    ) throws -> SyncReport {
+        let scan = options.dryRun ? nil : MissingImageScan(store: store)
+        return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options, scan: scan)
+    }
+
     /// Pulls the server's changes over `channel`; `serverNodeID` is what TLS authenticated.
     public func pull(
         over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options = .init()
-    )
-        throws -> SyncReport
-    {
+    ) throws -> SyncReport {
+        try pull(over: channel, serverNodeID: serverNodeID, peerName: peerName, options: options, scan: nil)
+    }
+
+    private func pull(
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options,
+        scan: MissingImageScan?
+    ) throws -> SyncReport {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .pull, peer: peerName)
         let server = try begin(
@@ -61,7 +76,7 @@ public final class SyncClient {
         // (Protocol.md §5.7): a pull heals what the manifest would never resend. Files gone or
         // of the wrong size since are found here cheaply (no hashing; rot is `verify`'s).
         if !options.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
-            try store.rememberMissingImages()
+            try store.rememberMissingImages(try scan.map { try $0.wait() } ?? store.findMissingImages())
             let wanted = try store.imagesToHeal()
             if !wanted.isEmpty {
                 try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)

@@ -30,7 +30,7 @@ extension SyncRun {
                     return massDeleteGuard.violation(deleting: deleting, liveItems: live) == nil
                 }
                 var report = try client.pull(
-                    over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: first)
+                    connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, options: first)
                 if !report.dryRun { return report }
                 let live = try store.liveItemCount()
                 try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peer.name)
@@ -41,6 +41,6 @@ extension SyncRun {
                 }
             }
         }
-        return try client.pull(over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: options)
+        return try client.pull(connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, options: options)
     }
 }

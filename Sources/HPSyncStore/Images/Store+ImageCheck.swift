@@ -20,6 +20,25 @@ extension Store {
     /// file is on its way (the journal finishes it).
     @discardableResult
     public func rememberMissingImages() throws -> Int {
+        try rememberMissingImages(try findMissingImages())
+    }
+
+    /// The same in two halves: `findMissingImages` reads and stats (no write: a pull runs it on
+    /// a thread of its own while it connects), `rememberMissingImages(_:)` records what it found.
+    @discardableResult
+    public func rememberMissingImages(_ lost: [ItemKey]) throws -> Int {
+        if !lost.isEmpty {
+            try rememberImagesToHeal(lost)
+            logger.notice(
+                "image files missing or of the wrong size; asking the peer for them",
+                metadata: ["count": "\(lost.count)"])
+        }
+        return lost.count
+    }
+
+    /// The live items whose image file is missing or has the wrong size, but for those already
+    /// remembered or with a journal entry in flight.
+    public func findMissingImages() throws -> [ItemKey] {
         // From the live images' own index: every pull runs this, and reading the rows of the
         // items with images meant a page of the table per image.
         var keys: [ItemKey] = []
@@ -39,13 +58,6 @@ extension Store {
             }
         }
         let found = try images.finalFileSizes(keys)
-        let lost = keys.indices.filter { found[$0] != sizes[$0] }.map { keys[$0] }
-        if !lost.isEmpty {
-            try rememberImagesToHeal(lost)
-            logger.notice(
-                "image files missing or of the wrong size; asking the peer for them",
-                metadata: ["count": "\(lost.count)"])
-        }
-        return lost.count
+        return keys.indices.filter { found[$0] != sizes[$0] }.map { keys[$0] }
     }
 }
