@@ -79,4 +79,25 @@ struct LikelyNewApplyTests {
         #expect(deletion.deleted == [keys[0]])
         #expect(try seqsAreContiguous(store))
     }
+
+    /// A page may list a key twice (a broken or hostile source): both records come hinted new,
+    /// the first is inserted and the second, failing its insert, meets that row by the merge rule.
+    @Test func aKeyHintedNewTwiceInOneBatchMeetsItsFirstRow() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let newer = ItemKey.random()
+        let older = ItemKey.random()
+        let outcome = try store.applyRemote(
+            [
+                hinted(Fixtures.remoteItem(newer, name: "first", stamp: base)),
+                hinted(Fixtures.remoteItem(newer, name: "second, newer", stamp: base + 1)),
+                hinted(Fixtures.remoteItem(older, name: "first", stamp: base + 1)),
+                hinted(Fixtures.remoteItem(older, name: "second, older", stamp: base)),
+            ], checkpoint: nil)
+        #expect(try store.item(newer)?.name == "second, newer")
+        #expect(try store.item(older)?.name == "first")
+        #expect(outcome.inserted == [newer, older] && outcome.updated == [newer] && outcome.skipped == [older])
+        #expect(try store.lastSeq == 3)
+        #expect(try seqsAreContiguous(store))
+    }
 }

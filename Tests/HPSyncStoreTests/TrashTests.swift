@@ -40,6 +40,29 @@ import Testing
         #expect(try store.verify(repair: false).isClean)
     }
 
+    /// A pull replacing several items trashes each image with one hard link: two items with the
+    /// same photo share one trash file (the second link finds it there), and an item whose file
+    /// is gone is trashed without bytes, the pull going through.
+    @Test func sharedPhotosAreTrashedOnceAndAMissingFileIsNoError() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let photo = jpeg(8)
+        let first = try store.add(ItemDraft(name: "Chair", imageFile: dir.file("a.jpg", photo)))
+        let second = try store.add(ItemDraft(name: "Chair too", imageFile: dir.file("b.jpg", photo)))
+        let gone = try store.add(ItemDraft(name: "Gone", imageFile: dir.file("c.jpg", jpeg(9))))
+        try FileManager.default.removeItem(at: store.imageFileURL(for: gone.key))
+        let outcome = try store.applyRemote(
+            [first, second, gone].map {
+                IncomingRecord(item: Fixtures.remoteItem($0.key, name: "v2", stamp: $0.version.stamp.rawValue + 1))
+            }, checkpoint: nil, keepReplaced: true)
+        #expect(Set(outcome.updated) == [first.key, second.key, gone.key])
+        #expect(try store.trashEntries().count == 3)
+        let trashed = try FileManager.default.contentsOfDirectory(atPath: store.trashDirectory.path)
+        #expect(trashed == [Fixtures.ref(photo).digest.hex], "one file for the shared photo, none for the gone one")
+        #expect(try store.restoreFromTrash(key: second.key).name == "Chair too")
+        #expect(Fixtures.bytes(store.imageFileURL(for: second.key)) == photo)
+    }
+
     @Test func withoutTheFlagNothingIsKeptAndPurgeHonoursAge() throws {
         let dir = TempDirectory()
         let clock = TestClock()

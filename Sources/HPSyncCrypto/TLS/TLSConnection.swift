@@ -99,7 +99,7 @@ public final class TLSConnection: @unchecked Sendable {
     }
 
     /// The negotiated cipher suite's standard name, e.g. "TLS_AES_128_GCM_SHA256".
-    public var cipherSuite: String {
+    var cipherSuite: String {
         guard let cipher = SSL_get_current_cipher(ssl), let name = SSL_CIPHER_standard_name(cipher) else { return "" }
         return String(cString: name)
     }

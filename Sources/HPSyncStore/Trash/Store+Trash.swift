@@ -37,7 +37,7 @@ extension Store {
             // source is missing (an image never received: the row stays without bytes).
             let folder = trashDirectory
             let target = folder.path + "/" + digest.hex
-            let source = images.path + "/" + local.key
+            let source = images.finalPath(ItemKey(storedCanonical: local.key))
             if link(source, target) != 0, errno == ENOENT, !FileIO.exists(folder.path) {
                 try? StorePrivacy.makeDirectory(folder)
                 _ = link(source, target)
