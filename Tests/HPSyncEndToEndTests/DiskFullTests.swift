@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 #if canImport(Glibc)
@@ -111,49 +112,6 @@ struct DiskFullTests {
         let created = try runner.run(["init", "--store", nested.path], withStore: false)
         #expect(created.status == 73, "\(created.stderr)")
         #expect(created.stderr.contains(nested.path) && !created.stderr.contains("Error Domain"), "\(created.stderr)")
-    }
-}
-
-/// A size-limited tmpfs mounted on a store directory.
-enum SmallDisk {
-    static let canMount: Bool = {
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("hp-sync-mount-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard (try? mount(probe, size: "64k")) != nil else { return false }
-        unmount(probe)
-        return true
-    }()
-
-    static func mount(_ directory: URL, size: String) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try run(["mount", "-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", directory.path])
-    }
-
-    static func resize(_ directory: URL, to size: String) throws {
-        try remount(directory, options: "size=\(size)")
-    }
-
-    static func remount(_ directory: URL, options: String) throws {
-        try run(["mount", "-o", "remount,\(options)", directory.path])
-    }
-
-    static func unmount(_ directory: URL) {
-        try? run(["umount", directory.path])
-    }
-
-    private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw MountFailed(arguments: arguments) }
-    }
-
-    struct MountFailed: Error {
-        var arguments: [String]
     }
 }
 

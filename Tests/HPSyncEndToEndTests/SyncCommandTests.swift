@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite(.serialized) struct SyncCommandTests {
