@@ -76,6 +76,11 @@ import Testing
                 try scratch.run(
                     ["list", "--store", scratch.root.appendingPathComponent("none").path], withStore: false)
             },
+            // A pull reads its identity while the store opens: the missing store is still what it names.
+            Case(code: 66, situation: "pull where there is no store", says: ["no hp-sync store"]) {
+                try scratch.run(
+                    ["pull", "gone", "--store", scratch.root.appendingPathComponent("none").path], withStore: false)
+            },
             Case(code: 69, situation: "nothing listens at the peer's address", says: ["cannot connect"]) {
                 try scratch.run(["pull", "gone", "--connect-timeout", "2s"])
             },

@@ -66,9 +66,14 @@ struct StoreOptions: ParsableArguments {
 
     /// This node's TLS identity, kept beside the database.
     func loadIdentity() throws -> NodeIdentity {
+        try Self.loadIdentity(at: storeURL)
+    }
+
+    /// The identity of the store at `url`; callable from any thread.
+    static func loadIdentity(at url: URL) throws -> NodeIdentity {
         // `id` reads only the identity; it tightens the store as every command that opens it does.
-        Store.makePrivate(at: storeURL)
-        return try NodeIdentity.load(from: storeURL)
+        Store.makePrivate(at: url)
+        return try NodeIdentity.load(from: url)
     }
 
     /// Opens the store; it logs through `logger` (the command's, so that its default level

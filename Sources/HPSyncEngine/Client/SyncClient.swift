@@ -47,13 +47,16 @@ public final class SyncClient {
         self.testHooks = testHooks
     }
 
-    /// Pulls the server's changes over a session `connect` opens, the pull's image check
-    /// (`MissingImageScan`) running meanwhile on a thread of its own.
+    /// Pulls the server's changes over a session `connect` opens. The pull's image check
+    /// (`Store.findMissingImages`: a query and a `stat` per image file, no write) runs meanwhile
+    /// on a thread of its own: the TCP connect, the TLS handshake and the Hellos overlap it
+    /// instead of waiting behind it.
     public func pull(
         connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
         options: Options = .init()
     ) throws -> SyncReport {
-        let scan = options.dryRun ? nil : MissingImageScan(store: store)
+        let store = store
+        let scan = options.dryRun ? nil : BackgroundResult { try store.findMissingImages() }
         return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options, scan: scan)
     }
 
@@ -66,7 +69,7 @@ public final class SyncClient {
 
     private func pull(
         over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options,
-        scan: MissingImageScan?
+        scan: BackgroundResult<[ItemKey]>?
     ) throws -> SyncReport {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .pull, peer: peerName)

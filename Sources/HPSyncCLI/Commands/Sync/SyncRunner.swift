@@ -18,10 +18,14 @@ struct SyncRunner {
         storeOptions: StoreOptions, syncOptions: SyncCommandOptions, _ body: (SyncRunner) throws -> T
     ) throws -> T {
         var logger = storeOptions.makeLogger(default: syncOptions.quiet ? .error : .warning)
+        // The identity (two PEM files, and OpenSSL's first use: ~2 ms) is read while the store
+        // opens; a store that cannot open still says so first.
+        let storeURL = storeOptions.storeURL
+        let identityLoad = BackgroundResult { try StoreOptions.loadIdentity(at: storeURL) }
         let (lock, store) = try storeOptions.lockAndOpenStore(logger: logger)
         return try withExtendedLifetime(lock) {
             logger[metadataKey: "session"] = "\(Self.sessionID())"
-            let identity = try storeOptions.loadIdentity()
+            let identity = try identityLoad.wait()
             var connector = Connector(store: store, identity: identity, timeouts: syncOptions.timeouts, logger: logger)
             let target = try connector.resolve(syncOptions.peer)
             logger[metadataKey: "peer"] = "\(target.name)"
