@@ -19,7 +19,7 @@ enum SyncReportPrinter {
         var line =
             "\(prefix) \(report.peer): \(inserted) inserted, \(updated) updated, \(deleted) deleted, "
             + "\(images) image\(images == 1 ? "" : "s") (\(formatBytes(bytes))) in "
-            + String(format: "%.2f s", report.seconds)
+            + "\(DecimalText.format(report.seconds, places: 2)) s"
         if !report.refused.isEmpty { line += ", \(report.refused.count) refused" }
         if let note = reconciliation(report, trash: trash) { line += "\n" + note }
         return line
@@ -61,14 +61,15 @@ enum SyncReportPrinter {
 
     static func formatBytes(_ bytes: Int64) -> String {
         let (divisor, unit) = byteUnit(bytes)
-        return divisor == 1 ? "\(bytes) B" : String(format: "%.1f %@", Double(bytes) / divisor, unit)
+        return divisor == 1 ? "\(bytes) B" : "\(DecimalText.format(Double(bytes) / divisor, places: 1)) \(unit)"
     }
 
     /// `bytes` of `total` in the total's unit, e.g. "12.0/48.3 MB".
     static func formatBytes(_ bytes: Int64, of total: Int64) -> String {
         let (divisor, unit) = byteUnit(total)
         guard divisor > 1 else { return "\(bytes)/\(total) B" }
-        return String(format: "%.1f/%.1f %@", Double(bytes) / divisor, Double(total) / divisor, unit)
+        let part = DecimalText.format(Double(bytes) / divisor, places: 1)
+        return "\(part)/\(DecimalText.format(Double(total) / divisor, places: 1)) \(unit)"
     }
 
     /// The decimal unit `bytes` is shown in, and its size.
