@@ -20,4 +20,11 @@ public final class BackgroundResult<Value: Sendable>: @unchecked Sendable {
         guard let result else { preconditionFailure("the work ended without a result") }
         return try result.get()
     }
+
+    /// Waits for the work to end, whatever its result. An owner that may leave without asking
+    /// for the value (it failed first) calls this on the way out: the process may exit next, and
+    /// its exit handlers (OpenSSL's, SQLite's callers') must not run under work still in flight.
+    public func finish() {
+        done.wait()
+    }
 }

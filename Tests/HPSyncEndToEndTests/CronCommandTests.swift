@@ -288,6 +288,23 @@ import Testing
         #expect(result.stderr.contains("hp-sync verify"))
     }
 
+    /// Regression (session 12): a pull reads its identity on a thread of its own while the store
+    /// opens. When the open failed (the lock held, a damaged database), the process exited with
+    /// that read still in OpenSSL, whose exit handler then crashed it: SIGSEGV in 4 of 60 runs
+    /// of the release build. Each run must end with the lock's exit status.
+    @Test func aPullThatCannotTakeTheLockExits79EveryTime() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try #require(try runner.run(["init"]).status == 0)
+        let fd = open(runner.store.appendingPathComponent("sync.lock").path, O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        var statuses: [Int32: Int] = [:]
+        for _ in 0..<60 { statuses[try runner.run(["pull", "primary"]).status, default: 0] += 1 }
+        #expect(statuses == [79: 60], "exit statuses and how often")
+    }
+
     @Test func pulledDeletionsGoToTheTrashAndRestoreSyncsBack() throws {
         let served = try Served(items: 3, backupPermission: "read-write")
         defer { served.cleanUp() }
