@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HPSyncCrypto
 import HPSyncEngine
 
 /// The root command: lists the subcommands.
@@ -24,6 +25,7 @@ public struct HPSyncCommand: ParsableCommand {
     /// Parses the command line, runs the command and exits with a documented `ExitStatus`;
     /// errors are printed on stderr as `hp-sync: error: ...`.
     public static func runAndExit(_ arguments: [String]? = nil) -> Never {
+        OpenSSLProcess.keepStateAtExit()
         MemoryArenas.cap()
         let arguments = GlobalArguments.relocated(
             arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
