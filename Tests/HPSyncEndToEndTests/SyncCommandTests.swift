@@ -123,6 +123,19 @@ import Testing
         #expect(result.stderr.hasPrefix("hp-sync: error: "))
     }
 
+    /// The identity is read on another thread while the store opens (session 12); its error
+    /// still reaches the user as it did: exit 66, naming the missing key.
+    @Test func aPullFromAStoreWithoutItsIdentityExits66NamingTheKey() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try #require(try runner.run(["init"]).status == 0)
+        try FileManager.default.removeItem(at: runner.store.appendingPathComponent("identity"))
+        let result = try runner.run(["pull", "primary"])
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr.contains("no node identity at"), "\(result.stderr)")
+        #expect(result.stderr.contains("identity/key.pem"), "\(result.stderr)")
+    }
+
     @Test func initWritesAPrivateKeyAndNeverPrintsIt() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
