@@ -112,7 +112,7 @@ final class SinkSession {
                 if let committed = try committer.poll() { machine.batchCommitted(committed) }
                 action = machine.proceed()
             case .readLocal(let keys):
-                action = machine.localRead(try store.mergeBases(keys))
+                action = machine.localRead(try store.mergeBases(keys, applyingNext: committer.isIdle))
             case .previewReconciliation(let step, let horizon):
                 let reconciliation =
                     preview ?? ReconcilePreview(store: store, source: step.source, continuing: step.horizon == nil)

@@ -19,7 +19,9 @@ public final class Store: Sendable {
     package let logger: Logger
     let database: DatabasePool
     let images: ImageDirectory
-    private let currentNodeID: CurrentNodeID
+    private let currentNodeID: Locked<NodeID>
+    /// The writer's cache size between batches (`writeBatch`): the usual one, a bulk apply's.
+    private let writerCacheAtRest = Locked(Store.writerCache)
 
     static let databaseName = "store.sqlite"
 
@@ -32,7 +34,7 @@ public final class Store: Sendable {
         }
         self.directory = directory
         self.storeID = storeID
-        self.currentNodeID = CurrentNodeID(nodeID)
+        self.currentNodeID = Locked(nodeID)
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
@@ -211,7 +213,9 @@ public final class Store: Sendable {
     /// until its commit.
     public func bulkApply<T>(_ body: () throws -> T) throws -> T {
         try onWriter("PRAGMA wal_autocheckpoint = 16384; PRAGMA cache_size = \(Self.bulkWriterCache)")
+        writerCacheAtRest.set(Self.bulkWriterCache)
         defer {
+            writerCacheAtRest.set(Self.writerCache)
             do {
                 let fold =
                     walBytes() > configuration.walAutocheckpointPages * 4096 ? "; PRAGMA wal_checkpoint(TRUNCATE)" : ""
@@ -238,15 +242,33 @@ public final class Store: Sendable {
     }
 
     /// Like `write`, for one batch of a remote apply: inside it the batch may take the
-    /// writer's full page cache (`useFullWriterCache`), and the cache goes back to its size
-    /// before (a bulk apply's smaller one) once the transaction has ended.
+    /// writer's full page cache (`useFullWriterCache`), and the cache goes back to its size at
+    /// rest (a bulk apply's smaller one) once the transaction has ended.
     func writeBatch<T>(_ body: (Database) throws -> T) throws -> T {
         try wrap {
             try database.writeWithoutTransaction { db in
-                let before = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? Self.writerCache
                 let result = Self.immediateTransaction(db, body)
-                try db.execute(sql: "PRAGMA cache_size = \(before)")
+                try db.execute(sql: "PRAGMA cache_size = \(writerCacheAtRest.get())")
                 return try result.get()
+            }
+        }
+    }
+
+    /// Like `read`, on the writer connection with its full page cache, for a read whose pages
+    /// the next `writeBatch` reads again: that transaction finds them in the writer's cache
+    /// (SQLite keeps a connection's cache while no other connection commits) instead of reading
+    /// them from the file a second time. The cache stays full until that batch ends. It waits
+    /// for a write in flight, so it is for a caller that has none.
+    func readOnWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try wrap {
+            try database.writeWithoutTransaction { db in
+                try Self.useFullWriterCache(db)
+                var value: T?
+                try db.inTransaction(.deferred) {
+                    value = try body(db)
+                    return .commit
+                }
+                return value!
             }
         }
     }
@@ -307,21 +329,22 @@ public final class Store: Sendable {
     }
 }
 
-/// The node ID a store stamps on local changes: read by every session, replaced only when the
-/// placeholder gives way to the real identity (`setNodeID`).
-private final class CurrentNodeID: @unchecked Sendable {
-    private var value: NodeID
+/// A value read and replaced from several threads: the node ID a store stamps on local changes
+/// (replaced only when the placeholder gives way to the real identity, `setNodeID`), the size
+/// the writer's cache returns to after a batch.
+private final class Locked<Value: Sendable>: @unchecked Sendable {
+    private var value: Value
     private let lock = NSLock()
 
-    init(_ value: NodeID) { self.value = value }
+    init(_ value: Value) { self.value = value }
 
-    func get() -> NodeID {
+    func get() -> Value {
         lock.lock()
         defer { lock.unlock() }
         return value
     }
 
-    func set(_ newValue: NodeID) {
+    func set(_ newValue: Value) {
         lock.lock()
         defer { lock.unlock() }
         value = newValue
