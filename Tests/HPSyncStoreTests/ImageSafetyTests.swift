@@ -182,3 +182,30 @@ extension StoreConfiguration {
         return configuration
     }
 }
+
+extension ImageSafetyTests {
+    /// Issue 18: an apply looks journal rows up only when the table holds one. A remote
+    /// version without an image that replaces a write still journaled (its commit done, its
+    /// rename not) must drop that write all the same, or the next open would put the old
+    /// image in place under a row that has none.
+    @Test func aRemoteVersionWithoutAnImageDropsAJournaledWrite() throws {
+        let dir = TempDirectory()
+        let crash = Locked(true)
+        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
+        #expect(throws: SimulatedCrash.self) {
+            try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
+        }
+        crash.set(false)
+        let key = try #require(try store.verify(repair: false).pending.first)
+        let local = try #require(try store.item(key))
+        let newer = Fixtures.remoteItem(key, name: "no image", stamp: local.version.stamp.rawValue + 1_000)
+        let outcome = try store.applyRemote([IncomingRecord(item: newer)], checkpoint: nil)
+        #expect(outcome.updated == [key])
+        #expect(try store.verify(repair: false).pending.isEmpty)
+        #expect(Fixtures.imageFiles(store).isEmpty, "the journaled temporary is discarded")
+        let reopened = try Fixtures.reopen(store)
+        #expect(try reopened.item(key)?.image == nil)
+        #expect(Fixtures.imageFiles(reopened).isEmpty)
+        #expect(try reopened.verify(repair: false).isClean)
+    }
+}

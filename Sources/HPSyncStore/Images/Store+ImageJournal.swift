@@ -29,6 +29,11 @@ extension Store {
         try db.cachedStatement(sql: "DELETE FROM pendingImage WHERE key = ?").execute(arguments: [key.rawValue])
     }
 
+    /// Whether any image write is journaled (committed, not yet renamed into place).
+    func hasJournaledImages(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM pendingImage)")) ?? false
+    }
+
     /// The temporary journaled for `key`, if any.
     func pendingTemp(_ db: Database, key: ItemKey) throws -> String? {
         try String.fetchOne(

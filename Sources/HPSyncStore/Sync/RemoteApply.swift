@@ -85,6 +85,9 @@ struct RemoteApply {
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
             var fullCache = false
+            // Journal rows live from an image's commit to its rename (or until a crash is rolled
+            // forward): most batches find none, and then skip a lookup per record below.
+            var journalMayHaveRows = try store.hasJournaledImages(db)
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -116,12 +119,15 @@ struct RemoteApply {
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
                         if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }
+                        journalMayHaveRows = true
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
                     } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                        if journalMayHaveRows, let old = try store.dropJournal(db, key: key) {
+                            supersededHere.append(old)
+                        }
                         try store.rememberImageToHeal(db, key: key, now: now)
                         missingHere.append(key)
                     } else if !(localLive && local?.imageRef == ref) {
@@ -129,7 +135,7 @@ struct RemoteApply {
                     }
                 } else if local != nil {
                     // No image any more: drop a journaled write (only rows can have one) and the file.
-                    if let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                    if journalMayHaveRows, let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 if !inserted { try ItemRecord(item, seq: changeClock.nextSeq()).write(with: upsert) }
