@@ -48,6 +48,10 @@ import Testing
         var commits: [(batch: PendingBatch.Sealed, wait: Bool)] = []
         var inFlight: PendingBatch.Sealed?
         var reads: [[ItemKey]] = []
+        /// For each FetchImages, how many batches had been handed over when it went out. The
+        /// source answers every image as missing (staging needs a store).
+        var imageRequests: [(wanted: [ImageWanted], afterCommits: Int)] = []
+        var frames: [IncomingFrame] = []
 
         init(_ configuration: SinkStateMachine.Configuration) {
             machine = SinkStateMachine(configuration)
@@ -59,8 +63,19 @@ import Testing
             var action = try machine.received(.message(.manifestPage(page)))
             while true {
                 switch action {
+                case .receive where !frames.isEmpty:
+                    action = try machine.received(frames.removeFirst())
                 case .receive, .finished:
                     return try #require(pageDone)
+                case .locateImages:
+                    action = machine.imagesLocated([:])
+                case .fetchImages(let wanted):
+                    imageRequests.append((wanted, commits.count))
+                    frames += wanted.map {
+                        .message(
+                            .imageHeader(ImageHeaderMessage(key: $0.key, digest: $0.digest, size: 0, missing: true)))
+                    }
+                    action = .receive
                 case .lookUpReconciliation:
                     action = machine.reconciliationLookedUp(nil)
                 case .countLiveItems:
@@ -89,8 +104,7 @@ import Testing
                     action = machine.pageDoneSent()
                 case .fail(let error):
                     throw error
-                case .previewReconciliation, .countReconciliationVictims, .locateImages, .fetchImages, .stageImage,
-                    .writeChunk, .stageCopies:
+                case .previewReconciliation, .countReconciliationVictims, .stageImage, .writeChunk, .stageCopies:
                     Issue.record("unexpected action \(action)")
                     return try #require(pageDone)
                 }
@@ -264,6 +278,85 @@ import Testing
         #expect(driver.machine.report.tombstonesRecorded == 2)
         // Nothing to apply is applied: the preview says so.
         #expect(Self.durableSeq(pageDone) == 2)
+    }
+
+    /// Issue 18: `count` newer versions of local items without images, and `withImages` whose
+    /// new version names an image this store does not have, on one final page.
+    static func editsWithNewImages(_ driver: inout Driver, count: Int, withImages: Int) -> ManifestPage {
+        var items: [Item] = []
+        for index in 0..<(count + withImages) {
+            let key = ItemKey.random()
+            driver.local[key] = Self.item(key, at: 10)
+            var edited = Self.item(key, at: 20)
+            if index >= count {
+                let digest = SHA256Digest(bytes: (0..<32).map { UInt8(truncatingIfNeeded: index &+ $0) })!
+                edited.image = ImageRef(digest: digest, size: 1_000)
+            }
+            driver.source[key] = edited
+            items.append(edited)
+        }
+        return Self.pages(items, perPage: items.count)[0]
+    }
+
+    /// Issue 18: the records of a page that need no image bytes are committed before its images
+    /// are asked for, without a checkpoint, so their apply overlaps the transfer; the page's own
+    /// commit (with its images) carries the checkpoint and is waited for.
+    @Test func aPageCommitsWhatNeedsNoImageAheadOfItsImages() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.checkpoint = (Self.sourceStore, .pull)
+        var driver = Driver(configuration)
+        let count = SinkStateMachine.Batch.aheadOfImages
+        let page = Self.editsWithNewImages(&driver, count: count, withImages: 2)
+        _ = try driver.feed(page)
+        try #require(driver.commits.count == 2)
+        let ahead = driver.commits[0]
+        #expect(!ahead.wait)
+        #expect(ahead.batch.checkpoint == nil)
+        #expect(ahead.batch.throughSeq == 0, "no durable point moves before the page's own commit")
+        #expect(ahead.batch.records.count == count)
+        #expect(ahead.batch.records.allSatisfy { $0.item.image == nil && $0.image == nil })
+        #expect(driver.imageRequests.map(\.afterCommits) == [1], "the images were asked for after it")
+        #expect(driver.imageRequests.first?.wanted.count == 2)
+        let own = driver.commits[1]
+        #expect(own.wait)
+        #expect(own.batch.checkpoint != nil)
+        #expect(own.batch.throughSeq == page.throughSeq)
+        // The source had lost both images: their records are held back, the rest is applied.
+        #expect(driver.machine.report.withheld.count == 2)
+        #expect(driver.local.values.filter { $0.version == Self.version(20) }.count == count)
+        #expect(driver.machine.receivedItems == count)
+    }
+
+    /// A batch committed ahead of its images was sealed with the durable point of that moment;
+    /// a batch before it that ends first has moved the point on, and it stays there.
+    @Test func theDurablePointNeverMovesBack() {
+        var machine = SinkStateMachine()
+        machine.batchCommitted(BatchCommitter.Committed(throughSeq: 40, outcome: ApplyOutcome()))
+        machine.batchCommitted(BatchCommitter.Committed(throughSeq: 0, outcome: ApplyOutcome()))
+        #expect(machine.durableSeq == 40)
+    }
+
+    /// Fewer such records than `aheadOfImages`, or a bulk pull (whose pages gather into large
+    /// batches): the page commits once.
+    @Test func aSmallPageOrABulkPullCommitsOnce() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.checkpoint = (Self.sourceStore, .pull)
+        var small = Driver(configuration)
+        _ = try small.feed(
+            Self.editsWithNewImages(&small, count: SinkStateMachine.Batch.aheadOfImages - 1, withImages: 2))
+        #expect(small.commits.count == 1)
+        #expect(small.imageRequests.map(\.afterCommits) == [0])
+
+        configuration.bulkCommitEvery = 100
+        var bulk = Driver(configuration)
+        let page = Self.editsWithNewImages(&bulk, count: 200, withImages: 2)
+        var announced = page
+        announced.entriesAhead = 1_000
+        _ = try bulk.feed(announced)
+        #expect(bulk.machine.isBulk)
+        #expect(bulk.commits.count == 1)
     }
 }
 

@@ -80,11 +80,19 @@ struct PendingBatch {
     /// each leaf of its random-key index once, in order, instead of at random.
     mutating func sealed(checkpoint: CheckpointUpdate?) -> Sealed? {
         guard let lastPage else { return nil }
+        var batch = sealed(throughSeq: lastPage.throughSeq)
+        batch?.checkpoint = checkpoint
+        return batch
+    }
+
+    /// The transaction without a checkpoint, reporting `throughSeq` as durable once committed;
+    /// nil when it holds no record.
+    mutating func sealed(throughSeq: Int64) -> Sealed? {
+        guard lastPage != nil || !records.isEmpty else { return nil }
         Self.sortByKey(&records)
         return Sealed(
-            records: records, checkpoint: checkpoint, reconcile: reconcile,
-            throughSeq: lastPage.throughSeq, keys: keys, mayRemoveImages: mayRemoveImages, staged: staged,
-            newestRemoteStamp: newestRemoteStamp)
+            records: records, checkpoint: nil, reconcile: reconcile, throughSeq: throughSeq, keys: keys,
+            mayRemoveImages: mayRemoveImages, staged: staged, newestRemoteStamp: newestRemoteStamp)
     }
 
     /// Puts `records` in key order. Their keys' 128-bit values are sorted with their places

@@ -9,11 +9,13 @@ extension SinkStateMachine {
         continuing { $0.resume(&$1) }
     }
 
-    /// A batch ended committed: counts it and moves the durable point past it.
+    /// A batch ended committed: counts it and moves the durable point past it. A batch
+    /// committed ahead of its page's images carries the durable point it was sealed with, which
+    /// a batch before it may have passed meanwhile: the point never moves back.
     mutating func batchCommitted(_ committed: BatchCommitter.Committed) {
         if !committing.isEmpty { committing.removeFirst() }
         let outcome = committed.outcome
-        durableSeq = committed.throughSeq
+        durableSeq = max(durableSeq, committed.throughSeq)
         report.reconciled += outcome.reconciled.map(\.rawValue)
         report.inserted += outcome.inserted.map(\.rawValue)
         report.updated += outcome.updated.map(\.rawValue)
@@ -90,6 +92,7 @@ extension SinkStateMachine {
         case .settleKeys: return settleKeys(&work)
         case .readLocal: return readLocal(&work)
         case .planImages: return planImages(&work)
+        case .requestImages: return requestImages(&work)
         case .finishPage: return finishPage(&work)
         case .sendPageDone: return .sendPageDone(pageDone(work.page))
         case .fail(let error): return .fail(error)

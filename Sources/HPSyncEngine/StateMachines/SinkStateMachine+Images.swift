@@ -71,10 +71,43 @@ extension SinkStateMachine {
             }
         }
         work.imageRequests = wanted.chunked(ProtocolLimits.imagesPerRequest)
+        if let commit = commitAheadOfImages(&work) { return commit }
         return requestImages(&work)
     }
 
-    private mutating func requestImages(_ work: inout PageWork) -> Action {
+    /// Commits the page's records that need no image bytes while the images are fetched: the
+    /// apply of an incremental page (most of its records name no new image) then overlaps the
+    /// transfer and fsyncs of the few that do, instead of waiting for them. Only for a page
+    /// that starts a batch, outside a bulk pull and a reconciliation, with at least
+    /// `Batch.aheadOfImages` such records, and without local copies (which read files a commit
+    /// may unlink). The batch carries no checkpoint: the page's own commit, with its images,
+    /// saves it, so a crash between the two re-fetches the page and finds these versions applied.
+    private mutating func commitAheadOfImages(_ work: inout PageWork) -> Action? {
+        guard configuration.version >= 2, !isBulk, work.step == nil, work.pending.lastPage == nil,
+            !work.imageRequests.isEmpty
+        else { return nil }
+        var ahead = work.incoming
+        var fetching: [Item] = []
+        for item in work.winners {
+            switch work.images[item.key] {
+            case .fetched: fetching.append(item)
+            case .localCopy, .staged: return nil
+            case .alreadyHere, nil: ahead.append(IncomingRecord(item: item, image: nil))
+            }
+        }
+        guard ahead.count >= Batch.aheadOfImages else { return nil }
+        var batch = PendingBatch()
+        receivedItems += batch.add(ahead, local: work.local)
+        // The durable point stays where it is until the page's own commit.
+        guard let sealed = batch.sealed(throughSeq: durableSeq) else { return nil }
+        work.incoming = []
+        work.winners = fetching
+        committing.append(InFlight(keys: sealed.keys, mayRemoveImages: sealed.mayRemoveImages))
+        work.next = .requestImages
+        return .commit(sealed, wait: false)
+    }
+
+    mutating func requestImages(_ work: inout PageWork) -> Action {
         guard work.imageRequests.isEmpty else {
             let group = Array(work.imageRequests.removeFirst())
             frames.requestedImages(group)

@@ -30,6 +30,9 @@ struct SinkStateMachine {
         static let bulkEntries = 20_000
         static let imageBytes: Int64 = 64 << 20
         static let interval: UInt64 = 4_000
+        /// A page's records that need no image bytes commit ahead of its images when at least
+        /// this many (`commitAheadOfImages`); fewer are not worth a transaction of their own.
+        static let aheadOfImages = 128
     }
 
     struct Configuration {
@@ -164,6 +167,7 @@ struct SinkStateMachine {
         case settleKeys
         case readLocal
         case planImages
+        case requestImages
         case finishPage
         case sendPageDone
         case fail(any Error)
