@@ -48,6 +48,7 @@ import Testing
         var commits: [(batch: PendingBatch.Sealed, wait: Bool)] = []
         var inFlight: PendingBatch.Sealed?
         var reads: [[ItemKey]] = []
+        var readsForApply: [Bool] = []
         /// For each FetchImages, how many batches had been handed over when it went out. The
         /// source answers every image as missing (staging needs a store).
         var imageRequests: [(wanted: [ImageWanted], afterCommits: Int)] = []
@@ -94,8 +95,9 @@ import Testing
                     action = machine.proceed()
                 case .pollCommit:
                     action = machine.proceed()
-                case .readLocal(let keys):
+                case .readLocal(let keys, let applyingNext):
                     reads.append(keys)
+                    readsForApply.append(applyingNext)
                     action = machine.localRead(local.filter { keys.contains($0.key) })
                 case .fetchRecords(let keys):
                     action = try machine.received(.message(.records(keys.compactMap { source[$0] })))
@@ -326,6 +328,38 @@ import Testing
         #expect(driver.machine.report.withheld.count == 2)
         #expect(driver.local.values.filter { $0.version == Self.version(20) }.count == count)
         #expect(driver.machine.receivedItems == count)
+    }
+
+    /// Issue 18: a page read with no batch in flight, outside a bulk pull, may be read where its
+    /// apply will find the rows; with a batch in flight, or in a bulk pull (whose writer keeps a
+    /// small cache to bound its memory), it is read as before.
+    @Test func onlyAnIncrementalPageWithNothingInFlightIsReadForItsApply() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.commitEvery = 2
+        var driver = Driver(configuration)
+        let items = (0..<5).map { _ in Self.item(.random(), at: 20) }
+        for item in items {
+            driver.local[item.key] = Self.item(item.key, at: 10)
+            driver.source[item.key] = item
+        }
+        let pages = Self.pages(items, perPage: 2)
+        for page in pages { _ = try driver.feed(page) }
+        // The first page's batch is full and goes to the committer without a wait: the second
+        // page is read while it is in flight.
+        #expect(driver.readsForApply.prefix(2) == [true, false])
+
+        configuration.bulkCommitEvery = 4
+        var bulk = Driver(configuration)
+        for item in items {
+            bulk.local[item.key] = Self.item(item.key, at: 10)
+            bulk.source[item.key] = item
+        }
+        var first = pages[0]
+        first.entriesAhead = 100
+        _ = try bulk.feed(first)
+        #expect(bulk.machine.isBulk)
+        #expect(bulk.readsForApply == [false])
     }
 
     /// A batch committed ahead of its images was sealed with the durable point of that moment;

@@ -56,14 +56,6 @@ final class BatchCommitter: @unchecked Sendable {
         return try take()
     }
 
-    /// True when no batch is being committed (the last one, if any, has ended): the store's
-    /// writer is free for this session.
-    var isIdle: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inFlight == nil || result != nil
-    }
-
     /// The result of the batch in flight if it has ended, without waiting.
     func poll() throws -> Committed? {
         condition.lock()

@@ -111,8 +111,8 @@ final class SinkSession {
             case .pollCommit:
                 if let committed = try committer.poll() { machine.batchCommitted(committed) }
                 action = machine.proceed()
-            case .readLocal(let keys):
-                action = machine.localRead(try store.mergeBases(keys, applyingNext: committer.isIdle))
+            case .readLocal(let keys, let applyingNext):
+                action = machine.localRead(try store.mergeBases(keys, applyingNext: applyingNext))
             case .previewReconciliation(let step, let horizon):
                 let reconciliation =
                     preview ?? ReconcilePreview(store: store, source: step.source, continuing: step.horizon == nil)

@@ -119,9 +119,10 @@ extension SinkStateMachine {
     /// again): the others have no row to merge with.
     mutating func readLocal(_ work: inout PageWork) -> Action {
         let keys = work.page.entries.map(\.key)
-        guard let sessionKeys else { return .readLocal(keys) }
+        let applyingNext = !isBulk && committing.isEmpty
+        guard let sessionKeys else { return .readLocal(keys, applyingNext: applyingNext) }
         let committed = keys.filter(sessionKeys.mayContain)
-        guard committed.isEmpty else { return .readLocal(committed) }
+        guard committed.isEmpty else { return .readLocal(committed, applyingNext: applyingNext) }
         return evaluate(&work, local: [:])
     }
 

@@ -86,8 +86,12 @@ struct SinkStateMachine {
         /// Take the result of the batch in flight if it has ended (`batchCommitted(_:)`), then
         /// `proceed()`.
         case pollCommit
-        /// Feed `localRead(_:)` this store's rows of these keys (tombstones included).
-        case readLocal([ItemKey])
+        /// Feed `localRead(_:)` this store's rows of these keys (tombstones included). With
+        /// `applyingNext`, no batch is in flight and the session is not a bulk pull: the rows'
+        /// apply comes next, and the store may read them where that apply will find them
+        /// (`Store.mergeBases(_:applyingNext:)`). A bulk pull's batches gather many pages, and
+        /// the writer's small cache between them is what bounds its memory.
+        case readLocal([ItemKey], applyingNext: Bool)
         /// A preview's reconciliation: list the step's keys aside; with a horizon (its final
         /// page), feed `reconciliationPreviewed(_:)` the live items it would delete, else [].
         case previewReconciliation(ReconcileStep, horizon: VersionStamp?)
