@@ -56,10 +56,11 @@ extension Store {
     /// virtual tombstone below its GC horizon: the versions an incoming change must beat.
     ///
     /// `applyingNext`: the caller applies these keys next and has no write in flight (a sink
-    /// between batches, outside a bulk pull). Up to `mergeBasesOnWriterLimit` keys are then read on the writer
-    /// connection (`readOnWriter`), whose apply reads the same leaves again: an incremental pull
-    /// at M (1,110 keys) read about 1,000 pages fewer. More keys than that would not fit beside
-    /// the apply's own pages in the writer's cache, and are read on a reader as before.
+    /// between batches, outside a bulk pull). Up to `mergeBasesOnWriterLimit` keys are then
+    /// read on the writer connection (`readOnWriter`), whose apply reads the same leaves again:
+    /// an incremental pull at M (1,110 keys) read about 1,000 pages fewer. More keys than that
+    /// would not fit beside the apply's own pages in the writer's cache, and are read on a
+    /// reader as before.
     public func mergeBases(_ keys: [ItemKey], applyingNext: Bool = false) throws -> [ItemKey: Item] {
         if applyingNext && keys.count <= Self.mergeBasesOnWriterLimit {
             return try readOnWriter { db in try mergeBases(db, keys) }
