@@ -81,10 +81,13 @@ extension Store {
         var dropped: [String] = []
         try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
+            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
             for key in unique {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
-                if keepInTrash { try trash(db, row, deleted: true, now: self.clock.nowMilliseconds()) }
+                if keepInTrash {
+                    try trash(db, row, deleted: true, now: self.clock.nowMilliseconds(), with: trashInsertion)
+                }
                 let tombstone = Item.tombstone(
                     key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
                 try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)

@@ -84,6 +84,7 @@ struct RemoteApply {
             let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
+            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
             var fullCache = false
             // Journal rows live from an image's commit to its rename (or until a crash is rolled
             // forward): most batches find none, and then skip a lookup per record below.
@@ -114,7 +115,7 @@ struct RemoteApply {
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local {
-                    try store.trash(db, local, deleted: item.deleted, now: now)
+                    try store.trash(db, local, deleted: item.deleted, now: now, with: trashInsertion)
                 }
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
@@ -260,9 +261,12 @@ struct RemoteApply {
                     LIMIT 1000
                     """, arguments: [stored, source])
             if victims.isEmpty { break }
+            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
             for victim in victims {
                 let key = ItemKey(storedCanonical: victim.key)
-                if options.keepReplaced { try store.trash(db, victim, deleted: true, now: now) }
+                if options.keepReplaced {
+                    try store.trash(db, victim, deleted: true, now: now, with: trashInsertion)
+                }
                 if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
                 effects.deleted.append(key)
