@@ -68,3 +68,29 @@ struct ClockTests {
         #expect(restamp.new.stamp > newest.version.stamp, "the restamped edit must beat the version it replaced")
     }
 }
+
+extension ClockTests {
+    /// A known bug, found by the convergence property in session 13 (it predates that session):
+    /// a version this node made before its clock went ahead, and then replaced here with an
+    /// edit stamped ahead, bounds nothing at `clock reset`, which restamps from now. The restamp
+    /// can then reissue that version's stamp (here in the same millisecond: a tie with a version
+    /// that may live on another node) or go below it (a clock a little ahead before the jump:
+    /// the user's edit loses). Wrapped as a known issue until the reset knows the highest stamp
+    /// it issued below the limit; the wrapper fails once the bug is fixed, so it is removed then.
+    @Test func aResetRestampsAboveEveryVersionThisNodeMadeBeforeItsClockWentAhead() throws {
+        let dir = TempDirectory()
+        let start: UInt64 = 1_750_000_000_000
+        let clock = TestClock(start)
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let item = try store.add(ItemDraft(name: "first"))
+        let before = try store.edit(item.key, ItemEdit(name: "second, maybe pushed to a peer"))
+        clock.set(start + 86_400_000)
+        _ = try store.edit(item.key, ItemEdit(name: "made while the clock was a day ahead"))
+        clock.set(start)
+        let reset = try store.resetClock()
+        let restamp = try #require(reset.restamped.first)
+        withKnownIssue("clock reset ignores this node's own stamps that it replaced locally") {
+            #expect(restamp.new > before.version, "\(restamp.new) reissues or undercuts \(before.version)")
+        }
+    }
+}
