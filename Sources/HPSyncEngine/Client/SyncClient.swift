@@ -57,9 +57,6 @@ public final class SyncClient {
     ) throws -> SyncReport {
         let store = store
         let scan = options.dryRun ? nil : BackgroundResult { try store.findMissingImages() }
-        // A session that fails before the check is used (no connection, a refused handshake)
-        // still waits for it: the process may exit next, and not with a read in flight.
-        defer { scan?.finish() }
         return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options, scan: scan)
     }
 

@@ -22,9 +22,6 @@ struct SyncRunner {
         // opens; a store that cannot open still says so first.
         let storeURL = storeOptions.storeURL
         let identityLoad = BackgroundResult { try StoreOptions.loadIdentity(at: storeURL) }
-        // When the store cannot open, the process exits next: not with the read still in OpenSSL,
-        // whose exit handler would crash under it (SIGSEGV in 4 of 60 such runs).
-        defer { identityLoad.finish() }
         let (lock, store) = try storeOptions.lockAndOpenStore(logger: logger)
         return try withExtendedLifetime(lock) {
             logger[metadataKey: "session"] = "\(Self.sessionID())"
