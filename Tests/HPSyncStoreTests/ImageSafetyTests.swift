@@ -51,14 +51,21 @@ struct ImageSafetyTests {
         #expect(try reopened.verify(repair: false).isClean)
     }
 
-    @Test func verifyRepairRollsForwardToo() throws {
-        let dir = TempDirectory()
+    /// A store whose add of an item with an image committed and stopped before the rename:
+    /// its image write is journaled, the temporary not yet in place.
+    private func storeWithAnAddJournaledNotRenamed(_ dir: TempDirectory) throws -> Store {
         let crash = Locked(true)
         let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
         #expect(throws: SimulatedCrash.self) {
             try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
         }
         crash.set(false)
+        return store
+    }
+
+    @Test func verifyRepairRollsForwardToo() throws {
+        let dir = TempDirectory()
+        let store = try storeWithAnAddJournaledNotRenamed(dir)
         #expect(try !store.verify(repair: false).isClean)
         let repaired = try store.verify(repair: true)
         #expect(repaired.isClean)
@@ -190,12 +197,7 @@ extension ImageSafetyTests {
     /// image in place under a row that has none.
     @Test func aRemoteVersionWithoutAnImageDropsAJournaledWrite() throws {
         let dir = TempDirectory()
-        let crash = Locked(true)
-        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
-        #expect(throws: SimulatedCrash.self) {
-            try store.add(ItemDraft(name: "x", imageFile: dir.file("1.jpg", jpeg(1))))
-        }
-        crash.set(false)
+        let store = try storeWithAnAddJournaledNotRenamed(dir)
         let key = try #require(try store.verify(repair: false).pending.first)
         let local = try #require(try store.item(key))
         let newer = Fixtures.remoteItem(key, name: "no image", stamp: local.version.stamp.rawValue + 1_000)

@@ -86,7 +86,7 @@ extension Store {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
                 if keepInTrash {
-                    try trash(db, row, deleted: true, now: self.clock.nowMilliseconds(), with: trashInsertion)
+                    try trash(row, deleted: true, now: self.clock.nowMilliseconds(), with: trashInsertion)
                 }
                 let tombstone = Item.tombstone(
                     key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))

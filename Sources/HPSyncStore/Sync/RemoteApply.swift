@@ -115,7 +115,7 @@ struct RemoteApply {
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local {
-                    try store.trash(db, local, deleted: item.deleted, now: now, with: trashInsertion)
+                    try store.trash(local, deleted: item.deleted, now: now, with: trashInsertion)
                 }
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
@@ -251,6 +251,7 @@ struct RemoteApply {
         let tombstone = Version(stamp: horizon, origin: step.sourceNode)
         clock.observe(horizon)
         var effects = ReconcileEffects()
+        let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
         // In batches: each batch's rows stop matching once they are tombstones.
         while true {
             let victims = try ItemRecord.fetchAll(
@@ -261,12 +262,9 @@ struct RemoteApply {
                     LIMIT 1000
                     """, arguments: [stored, source])
             if victims.isEmpty { break }
-            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
             for victim in victims {
                 let key = ItemKey(storedCanonical: victim.key)
-                if options.keepReplaced {
-                    try store.trash(db, victim, deleted: true, now: now, with: trashInsertion)
-                }
+                if options.keepReplaced { try store.trash(victim, deleted: true, now: now, with: trashInsertion) }
                 if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
                 effects.deleted.append(key)

@@ -31,9 +31,7 @@ extension Store {
     /// caller's transaction (`RemoteApply` when the trash policy says so, a local delete with
     /// `keepInTrash`), through `insertion`: `TrashRecord.insertion`, prepared once for a batch
     /// (a pull trashes a version per record it replaces).
-    func trash(_ db: Database, _ local: ItemRecord, deleted: Bool, now: UInt64, with insertion: borrowing RawStatement)
-        throws
-    {
+    func trash(_ local: ItemRecord, deleted: Bool, now: UInt64, with insertion: borrowing RawStatement) throws {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
             // One `link` in the usual case (a pull trashes many versions): EEXIST means the
             // bytes are in the trash already, ENOENT that the folder is not made yet or the
