@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HPSyncModel
 import HPSyncTesting
 import Testing
@@ -69,14 +70,12 @@ struct ClockTests {
     }
 }
 
+/// `clock reset` restamps above every version this node made below the limit, those it has
+/// since replaced here included (`localStamp`): found by the convergence property in session 13,
+/// where a restamp reissued the stamp of a version replaced by an edit made a day ahead.
 extension ClockTests {
-    /// A known bug, found by the convergence property in session 13 (it predates that session):
-    /// a version this node made before its clock went ahead, and then replaced here with an
-    /// edit stamped ahead, bounds nothing at `clock reset`, which restamps from now. The restamp
-    /// can then reissue that version's stamp (here in the same millisecond: a tie with a version
-    /// that may live on another node) or go below it (a clock a little ahead before the jump:
-    /// the user's edit loses). Wrapped as a known issue until the reset knows the highest stamp
-    /// it issued below the limit; the wrapper fails once the bug is fixed, so it is removed then.
+    /// The restamp must not reissue that version's stamp (here the same millisecond: a tie with a
+    /// version that may live on another node).
     @Test func aResetRestampsAboveEveryVersionThisNodeMadeBeforeItsClockWentAhead() throws {
         let dir = TempDirectory()
         let start: UInt64 = 1_750_000_000_000
@@ -89,8 +88,107 @@ extension ClockTests {
         clock.set(start)
         let reset = try store.resetClock()
         let restamp = try #require(reset.restamped.first)
-        withKnownIssue("clock reset ignores this node's own stamps that it replaced locally") {
-            #expect(restamp.new > before.version, "\(restamp.new) reissues or undercuts \(before.version)")
+        #expect(restamp.new > before.version, "\(restamp.new) reissues or undercuts \(before.version)")
+    }
+
+    /// Nor go below it: a version made with the clock a little ahead (within the skew) before the
+    /// jump would beat the restamped edit, and the user's edit would lose. The mark still comes
+    /// back within the skew.
+    @Test func aResetRestampsAboveAVersionMadeWithTheClockALittleAheadBeforeItJumped() throws {
+        let dir = TempDirectory()
+        let start: UInt64 = 1_750_000_000_000
+        let clock = TestClock(start + 300_000)
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let item = try store.add(ItemDraft(name: "made five minutes ahead, maybe pushed to a peer"))
+        clock.set(start + 86_400_000)
+        _ = try store.edit(item.key, ItemEdit(name: "made a day ahead"))
+        clock.set(start)
+        let reset = try store.resetClock()
+        let restamp = try #require(reset.restamped.first)
+        #expect(reset.restamped.count == 1)
+        #expect(restamp.new > item.version, "\(restamp.new) is not above \(item.version)")
+        #expect(restamp.new.stamp.milliseconds == start + 300_000)
+        #expect(try store.clockAhead() == nil)
+    }
+
+    /// The stamps issued at or beyond the limit (the ones a reset replaces) bound nothing: a run
+    /// that crosses the limit counts up to the stamp just below it.
+    @Test func onlyStampsIssuedBelowTheLimitBoundTheReset() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir, clock: TestClock(1_000_000))
+        let limit = VersionStamp(milliseconds: 2_000)
+        try store.database.write { db in
+            try db.execute(sql: "DELETE FROM localStamp")
+            #expect(try LocalStampRun.highestIssued(below: limit, db) == .zero)
+            try LocalStampRun.record(
+                [
+                    LocalStampRun(
+                        lowest: VersionStamp(milliseconds: 500).rawValue,
+                        highest: VersionStamp(milliseconds: 600).rawValue),
+                    LocalStampRun(
+                        lowest: VersionStamp(milliseconds: 3_000).rawValue,
+                        highest: VersionStamp(milliseconds: 4_000).rawValue),
+                ], now: 1_000, db)
+            #expect(try LocalStampRun.highestIssued(below: limit, db) == VersionStamp(milliseconds: 600))
+            try LocalStampRun.record(
+                [
+                    LocalStampRun(
+                        lowest: VersionStamp(milliseconds: 1_500).rawValue,
+                        highest: VersionStamp(milliseconds: 2_500).rawValue)
+                ],
+                now: 1_000, db)
+            #expect(try LocalStampRun.highestIssued(below: limit, db).rawValue == limit.rawValue - 1)
+        }
+    }
+
+    /// Every local write records the run it issued, one row per run; a run older than the
+    /// retention behind this clock is forgotten by the next local write.
+    @Test func localWritesRecordTheirStampsAndForgetThemAfterTheRetention() throws {
+        let dir = TempDirectory()
+        let start: UInt64 = 1_750_000_000_000
+        let clock = TestClock(start)
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let first = try store.add(ItemDraft(name: "a"))
+        let second = try store.add(ItemDraft(name: "b"))
+        let runs = {
+            try store.read { db in try Row.fetchAll(db, sql: "SELECT lowest, highest FROM localStamp ORDER BY lowest") }
+        }
+        // The same millisecond: the second add's stamp follows the first's, so the run grows.
+        #expect(try runs().count == 1)
+        #expect(try runs().first?["highest"] == Int64(bitPattern: second.version.stamp.rawValue))
+        #expect(try runs().first?["lowest"] == Int64(bitPattern: first.version.stamp.rawValue))
+        clock.set(start + LocalStampRun.retentionMilliseconds)
+        _ = try store.edit(first.key, ItemEdit(name: "a year and more later"))
+        #expect(try runs().count == 2)
+        clock.set(start + LocalStampRun.retentionMilliseconds + 1_000)
+        let last = try store.edit(first.key, ItemEdit(name: "past the retention"))
+        #expect(
+            try runs().map { $0["lowest"] as Int64 }.contains(Int64(bitPattern: first.version.stamp.rawValue)) == false)
+        #expect(try runs().last?["highest"] == Int64(bitPattern: last.version.stamp.rawValue))
+    }
+
+    /// A store from before migration v10 has no record of the stamps it issued; when its mark is
+    /// not ahead of this machine's clock, every stamp up to the mark counts as issued. When the
+    /// mark is ahead, nothing is assumed (the reset would otherwise keep it ahead).
+    @Test(arguments: [false, true])
+    func aStoreFromBeforeTheLocalStampRecordCountsEveryStampUpToItsMark(markAhead: Bool) throws {
+        let dir = TempDirectory()
+        let realNow = UInt64(Date().timeIntervalSince1970 * 1000)
+        let clock = TestClock(markAhead ? realNow + 365 * 86_400_000 : 1_750_000_000_000)
+        let old = try Fixtures.makeStore(dir, clock: clock)
+        let item = try old.add(ItemDraft(name: "made before v10"))
+        try old.database.write { db in
+            try db.execute(sql: "DROP TABLE localStamp")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v10-local-stamps'")
+        }
+        let store = try Fixtures.reopen(old, clock: clock)
+        let runs = try store.read { db in try Row.fetchAll(db, sql: "SELECT lowest, highest FROM localStamp") }
+        if markAhead {
+            #expect(runs.isEmpty)
+        } else {
+            #expect(runs.count == 1)
+            #expect(runs.first?["lowest"] == 1 as Int64)
+            #expect(runs.first?["highest"] == Int64(bitPattern: item.version.stamp.rawValue))
         }
     }
 }

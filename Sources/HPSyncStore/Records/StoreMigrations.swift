@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import HPSyncModel
 
 /// The store's schema, as named migrations. A migration is never edited once it has landed:
 /// change the schema by appending a new one.
@@ -159,6 +161,21 @@ enum StoreMigrations {
                     CREATE INDEX item_tombstone ON item(stamp, deleted) WHERE deleted = 1;
                     CREATE INDEX item_live_image ON item(key, imageSize) WHERE deleted = 0 AND imageDigest IS NOT NULL;
                     """)
+        }
+        // The runs of stamps this node issued for its own changes (`LocalStampRun`): `clock
+        // reset` restamps above the highest issued below its limit, replaced versions included.
+        // A store from before this migration has no such record; when its mark is not ahead of
+        // this machine's clock, every stamp up to the mark counts as issued (an over-estimate
+        // that only keeps a later reset's restamps above that mark).
+        migrator.registerMigration("v10-local-stamps") { db in
+            try db.execute(sql: "CREATE TABLE localStamp (lowest INTEGER PRIMARY KEY, highest INTEGER NOT NULL)")
+            let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+            try db.execute(
+                sql: """
+                    INSERT INTO localStamp (lowest, highest)
+                    SELECT 1, hlcHighWater FROM meta WHERE hlcHighWater > 0 AND hlcHighWater <= ?
+                    """,
+                arguments: [Int64(bitPattern: VersionStamp(milliseconds: now).rawValue)])
         }
         return migrator
     }

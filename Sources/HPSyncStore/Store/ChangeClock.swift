@@ -8,6 +8,9 @@ import HPSyncModel
 struct ChangeClock {
     private(set) var meta: MetaRecord
     let nowMilliseconds: UInt64
+    /// The stamps this transaction issued for local changes, as runs of consecutive raw values
+    /// (one run, unless the mark moved between issues). Saved to `localStamp`.
+    private(set) var issued: [LocalStampRun] = []
 
     init(_ db: Database, now: UInt64) throws {
         meta = try MetaRecord.load(db)
@@ -19,6 +22,11 @@ struct ChangeClock {
         let wall = VersionStamp(milliseconds: nowMilliseconds)
         let next = max(wall.rawValue, meta.highWater.rawValue &+ 1)
         meta.highWater = VersionStamp(rawValue: next)
+        if let last = issued.indices.last, issued[last].highest &+ 1 == next {
+            issued[last].highest = next
+        } else {
+            issued.append(LocalStampRun(lowest: next, highest: next))
+        }
         return meta.highWater
     }
 
@@ -56,5 +64,6 @@ struct ChangeClock {
         let statement = try db.cachedStatement(
             sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ?, remoteHighWater = ? WHERE id = 1")
         try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq, meta.remoteHighWater])
+        if !issued.isEmpty { try LocalStampRun.record(issued, now: nowMilliseconds, db) }
     }
 }

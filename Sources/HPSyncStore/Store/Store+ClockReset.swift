@@ -34,9 +34,10 @@ extension Store {
 
     /// Restamps, in one transaction, every version stamped more than the allowed skew ahead of
     /// this machine's clock as a fresh edit of this node stamped now, or just above the newest
-    /// stamp received from another node when that is later (same content, next seq), and brings
-    /// the high-water mark back there. Only right when this machine's clock is
-    /// right: with a clock that is behind, it would demote current versions.
+    /// stamp received from another node or issued by this one below that limit when that is
+    /// later (same content, next seq), and brings the high-water mark back there. Only right
+    /// when this machine's clock is right: with a clock that is behind, it would demote current
+    /// versions.
     ///
     /// A version another node stamped in the future (accepted while this node's clock was ahead
     /// too) is restamped as well: the mark must stay above every stamp the store holds, or a later
@@ -57,13 +58,17 @@ extension Store {
                 ?? 0
             // Above every stamp another node made that this store saw within the limit, held or
             // since replaced (the version a restamped one replaced may still live on its maker),
-            // so the restamped versions win everywhere. A received stamp beyond the limit (other
-            // clocks ran ahead too: the case `clock reset` refuses without --force) bounds nothing.
+            // and above every stamp this node issued below the limit, held or since replaced
+            // here (it may have reached a peer before the clock went ahead), so the restamped
+            // versions win everywhere and never reissue a version. A received stamp beyond the
+            // limit (other clocks ran ahead too: the case `clock reset` refuses without --force)
+            // bounds nothing.
             let received = changeClock.meta.remoteMark
+            let issued = try LocalStampRun.highestIssued(below: limit, db)
             changeClock.resetHighWater(
                 to: max(
                     VersionStamp(milliseconds: now), VersionStamp(rawValue: UInt64(remaining)),
-                    received < limit ? received : .zero))
+                    received < limit ? received : .zero, issued))
             var origins = OriginCache()
             var restamped: [ClockReset.Restamp] = []
             for row in future {
