@@ -7,7 +7,13 @@ hp_sync_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
 # runtime and Foundation are linked into the binary: a command starts in about 14 ms instead of
 # 22 (the dynamic linker's symbol lookups in libFoundation*), most of a pull that finds nothing
 # to do. macOS ships the Swift runtime with the system, so there is nothing to link there.
-release_flags=(-c release)
+#
+# Every module, dependencies included, reaches concrete type metadata through direct accessors
+# rather than by mangled name: the mangled-name path checks each generic requirement with the
+# runtime's conformance lookup, a scan of all ~9,900 conformance records in the binary per new
+# (type, protocol) pair. Measured on a pull at M (callgrind): 112 -> 92 M instructions when it
+# finds no change, 332 -> 308 M for the incremental case; the binary's code grows 0.6%.
+release_flags=(-c release -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
 [ "$(uname -s)" = Linux ] && release_flags+=(--static-swift-stdlib)
 
 # Installs the Debian packages named, only those not installed yet.
