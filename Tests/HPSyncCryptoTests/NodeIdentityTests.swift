@@ -84,4 +84,42 @@ import Testing
         #expect(output.stdout.contains("Subject: CN = hp-sync"))
         #expect(output.stdout.contains("TLS Web Client Authentication"))
     }
+
+    /// key.pem as OpenSSL's traditional EC form (`BEGIN EC PRIVATE KEY`) loads as the same node.
+    @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
+    func aTraditionalECKeyLoadsAsTheSameNode() throws {
+        let store = try temporaryDirectory()
+        let identity = try NodeIdentity.create(in: store)
+        let converted = try runTool([opensslPath, "ec", "-in", identity.keyURL.path])
+        #expect(converted.stdout.contains("BEGIN EC PRIVATE KEY"))
+        try Data(converted.stdout.utf8).write(to: identity.keyURL)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: identity.keyURL.path)
+        #expect(try NodeIdentity.load(from: store).nodeID == identity.nodeID)
+    }
+
+    /// A key of another type is still read (every decoder after the EC ones): the error is then
+    /// that the certificate was not made for it, not that key.pem holds no key.
+    @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
+    func aKeyOfAnotherTypeIsReadAndThenRefusedForItsCertificate() throws {
+        let store = try temporaryDirectory()
+        let identity = try NodeIdentity.create(in: store)
+        let generated = try runTool([opensslPath, "genpkey", "-algorithm", "ed25519"])
+        #expect(generated.stdout.contains("BEGIN PRIVATE KEY"))
+        try Data(generated.stdout.utf8).write(to: identity.keyURL)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: identity.keyURL.path)
+        #expect {
+            try NodeIdentity.load(from: store)
+        } throws: { error in
+            guard case TLSError.invalidIdentity = error else { return false }
+            return "\(error)".contains("cert.pem was not made for key.pem")
+        }
+        try Data("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8).write(
+            to: identity.keyURL)
+        #expect {
+            try NodeIdentity.load(from: store)
+        } throws: { error in
+            guard case TLSError.invalidIdentity = error else { return false }
+            return "\(error)".contains("not a PEM private key")
+        }
+    }
 }

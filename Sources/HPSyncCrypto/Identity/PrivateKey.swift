@@ -24,10 +24,14 @@ final class PrivateKey: @unchecked Sendable {
         return PrivateKey(taking: key)
     }
 
-    /// Parses an unencrypted PEM private key (PKCS#8 or traditional).
+    /// Parses an unencrypted PEM private key (PKCS#8 or traditional). The EC decoders are tried
+    /// first (every key hp-sync makes is P-256, and they cost a third of the generic path), then
+    /// every key type OpenSSL knows.
     static func parsePEM(_ pem: [UInt8], path: String) throws(TLSError) -> PrivateKey {
-        OpenSSLErrorQueue.clear()
         let parsed: OpaquePointer? = pem.withUnsafeBytes { raw in
+            OpenSSLErrorQueue.clear()
+            if let key = hp_decode_ec_private_key_pem(raw.baseAddress, Int32(raw.count)) { return key }
+            OpenSSLErrorQueue.clear()
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
             return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
