@@ -41,11 +41,10 @@ public final class ImageStaging {
     private var hasher: SHA256?
     private var received: Int64 = 0
 
-    init(expected: ImageRef, directory: ImageDirectory) throws {
+    init(expected: ImageRef, directory: ImageDirectory, temporaries: TemporaryFilePool) throws {
         self.expected = expected
         self.directory = directory
-        self.tempName = directory.newTempName()
-        self.fd = try FileIO.create(directory.tempPath(tempName))
+        (self.tempName, self.fd) = try temporaries.take()
         self.hasher = SHA256()
     }
 

@@ -19,6 +19,8 @@ public final class Store: Sendable {
     package let logger: Logger
     let database: DatabasePool
     let images: ImageDirectory
+    /// Temporaries for incoming images, made ahead during a bulk apply.
+    let temporaries: TemporaryFilePool
     private let currentNodeID: Locked<NodeID>
     /// The writer's cache size between batches (`writeBatch`): the usual one, a bulk apply's.
     private let writerCacheAtRest = Locked(Store.writerCache)
@@ -40,6 +42,11 @@ public final class Store: Sendable {
         self.logger = logger
         self.database = database
         self.images = ImageDirectory(url: directory.appendingPathComponent("images", isDirectory: true))
+        self.temporaries = TemporaryFilePool(directory: images)
+    }
+
+    deinit {
+        temporaries.stop()
     }
 
     /// The node ID stamped as origin on local changes.
@@ -211,10 +218,15 @@ public final class Store: Sendable {
     /// higher with 20 MiB, no faster). A batch that rewrites rows the store has takes the full
     /// cache for its own transaction (`useFullWriterCache`): what it dirties stays in memory
     /// until its commit.
+    ///
+    /// Meanwhile the temporaries for incoming images are created ahead, on a thread of their own
+    /// (`TemporaryFilePool`); those not taken are removed at the end.
     public func bulkApply<T>(_ body: () throws -> T) throws -> T {
         try onWriter("PRAGMA wal_autocheckpoint = 16384; PRAGMA cache_size = \(Self.bulkWriterCache)")
         writerCacheAtRest.set(Self.bulkWriterCache)
+        temporaries.start()
         defer {
+            temporaries.stop()
             writerCacheAtRest.set(Self.writerCache)
             do {
                 let fold =

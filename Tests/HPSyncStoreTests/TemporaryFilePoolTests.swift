@@ -1,0 +1,90 @@
+import Foundation
+import HPSyncModel
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Temporaries for incoming images made ahead during a bulk apply (`TemporaryFilePool`).
+@Suite struct TemporaryFilePoolTests {
+    private func temporaries(_ store: Store) throws -> Set<String> {
+        Set(try store.images.listing(prefix: ImageDirectory.tempPrefix).map(\.name))
+    }
+
+    /// Polls until `condition` holds, for up to five seconds (the refill runs on its own queue).
+    private func eventually(_ condition: () throws -> Bool) throws -> Bool {
+        for _ in 0..<500 {
+            if try condition() { return true }
+            usleep(10_000)
+        }
+        return try condition()
+    }
+
+    @Test func whileABulkApplyRunsTakenFilesAreReplacedAheadAndTheRestRemovedAtItsEnd() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        var taken: (name: String, descriptor: Int32)?
+        var ahead: Set<String> = []
+        try store.bulkApply {
+            taken = try store.temporaries.take()
+            ahead = try temporaries(store)
+            #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth + 1 })
+            let again = try store.temporaries.take()
+            #expect(try temporaries(store).contains(again.name))
+            #expect(again.name != taken?.name)
+            close(again.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(again.name))
+        }
+        let mine = try #require(taken)
+        defer {
+            close(mine.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(mine.name))
+        }
+        #expect(ahead.contains(mine.name))
+        #expect(try temporaries(store) == [mine.name], "the files not taken are removed when the apply ends")
+        #expect(write(mine.descriptor, "x", 1) == 1, "the taken file stays the taker's")
+    }
+
+    @Test func outsideABulkApplyNothingIsMadeAhead() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let taken = try store.temporaries.take()
+        defer {
+            close(taken.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(taken.name))
+        }
+        usleep(200_000)
+        #expect(try temporaries(store) == [taken.name])
+    }
+
+    /// A file that waited longer than the pool allows (another process's sweep removes stale
+    /// temporaries) is removed and never handed out.
+    @Test func aFileThatWaitedTooLongIsReplacedNotTaken() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let pool = TemporaryFilePool(directory: store.images, maxWait: .milliseconds(50))
+        pool.start()
+        defer { pool.stop() }
+        let first = try pool.take()
+        defer {
+            close(first.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(first.name))
+        }
+        #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth + 1 })
+        let waiting = try temporaries(store).subtracting([first.name])
+        usleep(100_000)
+        let second = try pool.take()
+        defer {
+            close(second.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(second.name))
+        }
+        #expect(!waiting.contains(second.name))
+        #expect(try temporaries(store).isDisjoint(with: waiting), "the stale files are removed")
+    }
+}
