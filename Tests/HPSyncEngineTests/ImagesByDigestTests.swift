@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTesting
@@ -139,5 +140,58 @@ import Testing
         #expect(report.healed.kept == [first.key.rawValue])
         #expect(b.imageBytes(first.key) == photo && b.imageBytes(second.key) == photo)
         #expect(try b.store.verify(repair: false).isClean)
+    }
+
+    /// A request of several images is answered in its order: every damaged file (the first, one
+    /// in the middle, the last) is answered missing, and every intact one arrives whole, one
+    /// larger than the sender's hold (checked, then read again to be sent) included. A guard for
+    /// any sender that checks images ahead of sending them.
+    @Test func aRequestIsAnsweredInItsOrderWithEveryDamagedFileMissing() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        var items: [Item] = []
+        for seed in 1...6 {
+            let size = seed == 3 ? ImageHold.defaultLimit + 4096 : 3000 + Int(seed)
+            items.append(try a.add("item \(seed)", image: jpeg(UInt8(seed), size: size)))
+        }
+        let damaged = Set([items[0].key, items[3].key, items[5].key])
+        for key in damaged {
+            var rotten = try #require(a.imageBytes(key))
+            rotten[rotten.count / 2] ^= 0xFF
+            try Data(rotten).write(to: a.store.imageFileURL(for: key))
+        }
+        let served = ServedPipe(a.store, for: b.nodeID)
+        let channel = served.channel()
+        try channel.send(Self.hello(b, max: ProtocolLimits.maxVersion))
+        guard case .hello = try channel.receiveMessage(expecting: "Hello") else {
+            Issue.record("no Hello")
+            return
+        }
+        try channel.send(.fetchImagesByDigest(items.map { ImageWanted(key: $0.key, digest: $0.image!.digest) }))
+        for item in items {
+            guard case .imageHeader(let header) = try channel.receiveMessage(expecting: "ImageHeader") else {
+                Issue.record("no ImageHeader for \(item.name)")
+                return
+            }
+            #expect(header.key == item.key, "answers out of order: \(header.key) for \(item.name)")
+            if damaged.contains(item.key) {
+                #expect(header.missing && header.size == 0, "\(item.name) is damaged")
+                continue
+            }
+            #expect(!header.missing && header.size == item.image!.size)
+            var received: [UInt8] = []
+            while received.count < header.size {
+                guard case .imageChunk(let bytes) = try channel.receive(expecting: "IMAGE_CHUNK") else { break }
+                received += bytes
+            }
+            #expect(received == a.imageBytes(item.key), "\(item.name) arrived changed")
+        }
+        try channel.send(.endSession)
+        guard case .done = try channel.receiveMessage(expecting: "Done") else {
+            Issue.record("no Done after EndSession")
+            return
+        }
+        served.waitForServer()
     }
 }
