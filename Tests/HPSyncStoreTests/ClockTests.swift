@@ -8,6 +8,22 @@ import Testing
 
 @Suite("Hybrid logical clock")
 struct ClockTests {
+    /// The time the clock tests start from, and a day in milliseconds.
+    static let start: UInt64 = 1_750_000_000_000
+    static let day: UInt64 = 86_400_000
+
+    /// A new store in a folder of its own, with a clock the test sets.
+    struct ClockedStore {
+        let dir = TempDirectory()
+        let clock: TestClock
+        let store: Store
+
+        init(at milliseconds: UInt64 = ClockTests.start) throws {
+            clock = TestClock(milliseconds)
+            store = try Fixtures.makeStore(dir, clock: clock)
+        }
+    }
+
     @Test func stampsNeverGoBackwardsEvenAcrossRestarts() throws {
         let dir = TempDirectory()
         let clock = TestClock(2_000_000_000_000)
@@ -41,11 +57,9 @@ struct ClockTests {
     /// so `clock reset` restamps above that version once an edit made with a clock ahead
     /// replaced it.
     @Test func aStoreFromBeforeTheRemoteHighWaterMarkStartsItFromTheNewestRemoteVersionItHolds() throws {
-        let dir = TempDirectory()
-        let start: UInt64 = 1_750_000_000_000
-        let day: UInt64 = 86_400_000
-        let clock = TestClock(start)
-        let old = try Fixtures.makeStore(dir, clock: clock)
+        let (start, day) = (Self.start, Self.day)
+        let fixture = try ClockedStore()
+        let (clock, old) = (fixture.clock, fixture.store)
         let older = Fixtures.remoteItem(ItemKey.random(), stamp: VersionStamp(milliseconds: start + 100).rawValue)
         let newest = Fixtures.remoteItem(ItemKey.random(), stamp: VersionStamp(milliseconds: start + 500).rawValue)
         _ = try old.applyRemote([IncomingRecord(item: older), IncomingRecord(item: newest)], checkpoint: nil)
@@ -77,13 +91,12 @@ extension ClockTests {
     /// The restamp must not reissue that version's stamp (here the same millisecond: a tie with a
     /// version that may live on another node).
     @Test func aResetRestampsAboveEveryVersionThisNodeMadeBeforeItsClockWentAhead() throws {
-        let dir = TempDirectory()
-        let start: UInt64 = 1_750_000_000_000
-        let clock = TestClock(start)
-        let store = try Fixtures.makeStore(dir, clock: clock)
+        let start = Self.start
+        let fixture = try ClockedStore()
+        let (clock, store) = (fixture.clock, fixture.store)
         let item = try store.add(ItemDraft(name: "first"))
         let before = try store.edit(item.key, ItemEdit(name: "second, maybe pushed to a peer"))
-        clock.set(start + 86_400_000)
+        clock.set(start + Self.day)
         _ = try store.edit(item.key, ItemEdit(name: "made while the clock was a day ahead"))
         clock.set(start)
         let reset = try store.resetClock()
@@ -95,12 +108,11 @@ extension ClockTests {
     /// jump would beat the restamped edit, and the user's edit would lose. The mark still comes
     /// back within the skew.
     @Test func aResetRestampsAboveAVersionMadeWithTheClockALittleAheadBeforeItJumped() throws {
-        let dir = TempDirectory()
-        let start: UInt64 = 1_750_000_000_000
-        let clock = TestClock(start + 300_000)
-        let store = try Fixtures.makeStore(dir, clock: clock)
+        let start = Self.start
+        let fixture = try ClockedStore(at: start + 300_000)
+        let (clock, store) = (fixture.clock, fixture.store)
         let item = try store.add(ItemDraft(name: "made five minutes ahead, maybe pushed to a peer"))
-        clock.set(start + 86_400_000)
+        clock.set(start + Self.day)
         _ = try store.edit(item.key, ItemEdit(name: "made a day ahead"))
         clock.set(start)
         let reset = try store.resetClock()
@@ -114,8 +126,7 @@ extension ClockTests {
     /// The stamps issued at or beyond the limit (the ones a reset replaces) bound nothing: a run
     /// that crosses the limit counts up to the stamp just below it.
     @Test func onlyStampsIssuedBelowTheLimitBoundTheReset() throws {
-        let dir = TempDirectory()
-        let store = try Fixtures.makeStore(dir, clock: TestClock(1_000_000))
+        let store = try ClockedStore(at: 1_000_000).store
         let limit = VersionStamp(milliseconds: 2_000)
         try store.database.write { db in
             try db.execute(sql: "DELETE FROM localStamp")
@@ -144,10 +155,9 @@ extension ClockTests {
     /// Every local write records the run it issued, one row per run; a run older than the
     /// retention behind this clock is forgotten by the next local write.
     @Test func localWritesRecordTheirStampsAndForgetThemAfterTheRetention() throws {
-        let dir = TempDirectory()
-        let start: UInt64 = 1_750_000_000_000
-        let clock = TestClock(start)
-        let store = try Fixtures.makeStore(dir, clock: clock)
+        let start = Self.start
+        let fixture = try ClockedStore()
+        let (clock, store) = (fixture.clock, fixture.store)
         let first = try store.add(ItemDraft(name: "a"))
         let second = try store.add(ItemDraft(name: "b"))
         let runs = {
@@ -172,10 +182,9 @@ extension ClockTests {
     /// mark is ahead, nothing is assumed (the reset would otherwise keep it ahead).
     @Test(arguments: [false, true])
     func aStoreFromBeforeTheLocalStampRecordCountsEveryStampUpToItsMark(markAhead: Bool) throws {
-        let dir = TempDirectory()
         let realNow = UInt64(Date().timeIntervalSince1970 * 1000)
-        let clock = TestClock(markAhead ? realNow + 365 * 86_400_000 : 1_750_000_000_000)
-        let old = try Fixtures.makeStore(dir, clock: clock)
+        let fixture = try ClockedStore(at: markAhead ? realNow + 365 * Self.day : Self.start)
+        let (clock, old) = (fixture.clock, fixture.store)
         let item = try old.add(ItemDraft(name: "made before v10"))
         try old.database.write { db in
             try db.execute(sql: "DROP TABLE localStamp")

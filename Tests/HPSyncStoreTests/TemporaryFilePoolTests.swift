@@ -87,4 +87,24 @@ import Testing
         #expect(!waiting.contains(second.name))
         #expect(try temporaries(store).isDisjoint(with: waiting), "the stale files are removed")
     }
+
+    /// A folder that takes no files: each take says why, with the path, as a staging without the
+    /// pool did (the refill behind it fails quietly and makes nothing).
+    @Test func whenNoFileCanBeMadeEachTakeSaysWhy() throws {
+        let dir = TempDirectory()
+        let gone = ImageDirectory(url: dir.url.appendingPathComponent("no such folder", isDirectory: true))
+        let pool = TemporaryFilePool(directory: gone)
+        pool.start()
+        defer { pool.stop() }
+        for _ in 0..<3 {
+            #expect {
+                try pool.take()
+            } throws: { error in
+                guard case StoreError.io(let path, let reason) = error else { return false }
+                return path.hasPrefix(gone.path) && reason.contains("No such file")
+            }
+        }
+        usleep(100_000)
+        #expect(!FileManager.default.fileExists(atPath: gone.path))
+    }
 }

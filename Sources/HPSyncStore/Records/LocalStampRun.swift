@@ -18,9 +18,10 @@ struct LocalStampRun: Equatable {
     /// only if this clock runs more than this far ahead, then is corrected to just before it.
     static let retentionMilliseconds: UInt64 = 400 * 86_400_000
 
-    /// Records the runs one transaction issued and forgets runs older than the retention. A run
-    /// that continues the one recorded before it (the same millisecond, or a mark ahead of the
-    /// clock) extends that row.
+    /// Records the runs one transaction issued. A run that continues the one recorded before it
+    /// (the same millisecond, or a mark ahead of the clock) extends that row; a transaction that
+    /// adds a row also forgets the runs older than the retention, so the table only shrinks
+    /// when it grows.
     static func record(_ runs: [LocalStampRun], now: UInt64, _ db: Database) throws {
         let extend = try db.cachedStatement(
             sql: """
@@ -32,12 +33,15 @@ struct LocalStampRun: Equatable {
                 INSERT INTO localStamp (lowest, highest) VALUES (?, ?)
                 ON CONFLICT (lowest) DO UPDATE SET highest = max(highest, excluded.highest)
                 """)
+        var added = false
         for run in runs {
             let arguments: StatementArguments = [Int64(bitPattern: run.lowest), Int64(bitPattern: run.highest)]
             try extend.execute(arguments: arguments)
-            if db.changesCount == 0 { try insert.execute(arguments: arguments) }
+            guard db.changesCount == 0 else { continue }
+            try insert.execute(arguments: arguments)
+            added = true
         }
-        guard now > retentionMilliseconds else { return }
+        guard added, now > retentionMilliseconds else { return }
         let cutoff = Int64(bitPattern: VersionStamp(milliseconds: now - retentionMilliseconds).rawValue)
         try db.cachedStatement(sql: "DELETE FROM localStamp WHERE lowest < ? AND highest < ?")
             .execute(arguments: [cutoff, cutoff])

@@ -10,7 +10,7 @@ struct ChangeClock {
     let nowMilliseconds: UInt64
     /// The stamps this transaction issued for local changes, as runs of consecutive raw values
     /// (one run, unless the mark moved between issues). Saved to `localStamp`.
-    private(set) var issued: [LocalStampRun] = []
+    private var issued: [LocalStampRun] = []
 
     init(_ db: Database, now: UInt64) throws {
         meta = try MetaRecord.load(db)
