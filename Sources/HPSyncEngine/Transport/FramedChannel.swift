@@ -66,42 +66,52 @@ public final class FramedChannel: MessageChannel {
         stream.closeAfterDraining(for: duration)
     }
 
+    /// What the payload still missing must be, at least, for a read to go straight into the
+    /// payload rather than through the buffer: one TLS record's worth. Image chunks then cross
+    /// memory once (the stream's own copy), and a read never takes bytes of the next frame.
+    static let directReadBytes = 16 << 10
+
     private func readExactly(_ count: Int, expecting: String) throws -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(count)
-        while out.count < count {
-            if start == end {
-                // Large payloads bypass the buffer: read straight into the result.
-                if count - out.count >= buffer.count {
-                    let missing = count - out.count
-                    let oldCount = out.count
-                    out.append(contentsOf: repeatElement(0, count: missing))
-                    var filled = 0
-                    while filled < missing {
-                        let n = try out.withUnsafeMutableBytes { raw in
-                            try readSome(
-                                into: UnsafeMutableRawBufferPointer(rebasing: raw[(oldCount + filled)...]),
-                                expecting: expecting)
-                        }
-                        if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
-                        try checkDeadline(expecting: expecting)
-                        filled += n
-                        bytesReceived += Int64(n)
-                    }
-                    return out
+        if end - start >= count {
+            defer { start += count }
+            return Array(buffer[start..<start + count])
+        }
+        return try [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            let payload = UnsafeMutableRawBufferPointer(out)
+            let held = end - start
+            buffer.withUnsafeBytes { source in
+                out.baseAddress!.initialize(
+                    from: source.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), count: held)
+            }
+            (start, end, initialized) = (0, 0, held)
+            while initialized < count {
+                let missing = count - initialized
+                if missing >= Self.directReadBytes {
+                    let n = try readSome(
+                        into: UnsafeMutableRawBufferPointer(rebasing: payload[initialized..<count]),
+                        expecting: expecting)
+                    try received(n, expecting: expecting)
+                    initialized += n
+                    continue
                 }
                 let n = try buffer.withUnsafeMutableBytes { try readSome(into: $0, expecting: expecting) }
-                if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
-                try checkDeadline(expecting: expecting)
-                start = 0
-                end = n
-                bytesReceived += Int64(n)
+                try received(n, expecting: expecting)
+                let take = min(n, missing)
+                buffer.withUnsafeBytes { source in
+                    UnsafeMutableRawBufferPointer(rebasing: payload[initialized..<initialized + take]).copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: source[0..<take]))
+                }
+                (start, end) = (take, n)
+                initialized += take
             }
-            let take = min(end - start, count - out.count)
-            out.append(contentsOf: buffer[start..<start + take])
-            start += take
         }
-        return out
+    }
+
+    /// Accounts for one read of `n` bytes: none is the end of the stream, where a frame was due.
+    private func received(_ n: Int, expecting: String) throws {
+        if n == 0 { throw ProtocolError.prematureEOF(expected: expecting) }
+        try checkDeadline(expecting: expecting)
+        bytesReceived += Int64(n)
     }
 
     /// One read from the stream, bounded by the frame's deadline when one is set: a peer that
