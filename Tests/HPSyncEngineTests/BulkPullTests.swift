@@ -88,6 +88,29 @@ import Testing
         #expect(driver.commits.map(\.batch.records.count) == [2, 4, 8, 8, 8, 8, 2])
     }
 
+    /// 40 entries in pages of 2, batches of up to 8, a tail of 4: once 36 are listed, the 6
+    /// held commit at once (in the background), so the final commit holds the last 4, not 8
+    /// and then 2. Without the source's announcement the batches are as before.
+    static let tailCases: [(announced: Int64, batches: [Int])] = [
+        (40, [2, 4, 8, 8, 8, 6, 4]), (0, [2, 4, 8, 8, 8, 8, 2]),
+    ]
+
+    @Test(arguments: tailCases)
+    func theBatchBeforeTheAnnouncedTailCommitsSoTheFinalCommitIsSmall(announced: Int64, batches: [Int]) throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        configuration.startsEmpty = true
+        configuration.commitEvery = 2
+        configuration.bulkCommitEvery = 8
+        configuration.tailEntries = 4
+        var driver = Machine.Driver(configuration)
+        var pages = Machine.pages(Self.items(40), perPage: 2)
+        pages[0].entriesAhead = announced
+        for page in pages { _ = try driver.feed(page) }
+        #expect(driver.commits.map(\.batch.records.count) == batches)
+        #expect(driver.commits.map(\.wait) == batches.indices.map { $0 == batches.count - 1 })
+    }
+
     @Test func aPullIntoAStoreWithRowsKeepsItsBatchSize() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2

@@ -60,13 +60,25 @@ extension SinkStateMachine {
         let full = work.pending.entries >= batchLimit
         guard
             version < 2 || page.isFinal || full || work.pending.imageBytes >= Batch.imageBytes
-                || now &- work.pending.startedAt >= configuration.commitInterval
+                || now &- work.pending.startedAt >= configuration.commitInterval || reachesTail(work)
         else { return finishPage(&work) }
         if full, isBulk { batchLimit = min(batchLimit * 2, max(configuration.bulkCommitEvery, batchLimit)) }
         // Version 1 acknowledges each page as applied; the final page needs everything durable;
         // a reconciliation keeps to one step at a time.
         work.next = .finishPage
         return commitPending(&work, wait: version < 2 || page.isFinal || reconciling != nil)
+    }
+
+    /// Whether the pages listed have come within `tailEntries` of the source's announced total
+    /// while the batch holds more than that: it then commits once, in the background, so that
+    /// the final commit, which the last PageDone waits for, holds only the pages still to come.
+    private mutating func reachesTail(_ work: PageWork) -> Bool {
+        let tail = configuration.tailEntries
+        guard !tailCommitted, let total = totalEntries, total > tail, work.pending.entries > tail,
+            entriesListed >= total - tail
+        else { return false }
+        tailCommitted = true
+        return true
     }
 
     mutating func finishPage(_ work: inout PageWork) -> Action {

@@ -92,6 +92,7 @@ extension SinkStateMachine {
     private mutating func pageBegins(_ work: inout PageWork) -> Action {
         holds.startPage()
         report.manifestEntries += work.page.entries.count
+        entriesListed += work.page.entries.count
         // A reconciliation's deletions are counted against what earlier pages listed: those
         // must be committed first.
         if budget != nil, work.step?.isFinal == true {

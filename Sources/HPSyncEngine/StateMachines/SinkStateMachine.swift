@@ -30,6 +30,11 @@ struct SinkStateMachine {
         static let bulkEntries = 20_000
         static let imageBytes: Int64 = 64 << 20
         static let interval: UInt64 = 4_000
+        /// Once the pages listed come within this many entries of the source's announced total,
+        /// the batch held commits at once (`reachesTail`): the final page's commit, which the
+        /// session waits for before its last PageDone, then holds only the last pages, and the
+        /// larger batch before it commits while they arrive. Two pages' worth.
+        static let tailEntries = 2 * ProtocolLimits.manifestPageSize
         /// A page's records that need no image bytes commit ahead of its images when at least
         /// this many (`commitAheadOfImages`); fewer are not worth a transaction of their own.
         static let aheadOfImages = 128
@@ -54,6 +59,9 @@ struct SinkStateMachine {
         var bulkCommitEvery = Batch.bulkEntries
         /// Version 2: commit once the batch has gathered pages this many milliseconds.
         var commitInterval = Batch.interval
+        /// Version 2: commit what is held once the pages listed come within this many entries of
+        /// the announced total (see `Batch.tailEntries`).
+        var tailEntries = Batch.tailEntries
         /// A monotonic clock in milliseconds: the session's, a test's own.
         var uptime: () -> UInt64 = { 0 }
         /// When set, the session counts the deletions it really receives and stops before the
@@ -209,6 +217,10 @@ struct SinkStateMachine {
     var batchLimit: Int
     /// Whether this is a bulk pull: see `Batch`.
     var isBulk = false
+    /// Whether the batch before the session's last pages was committed (`reachesTail`).
+    var tailCommitted = false
+    /// The entries the session's pages listed so far.
+    var entriesListed = 0
     /// How far the store has durably applied the source's feed: PageDone's `durable_seq`.
     var durableSeq: Int64 = 0
     /// What the session did, committed or previewed.
