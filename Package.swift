@@ -168,7 +168,8 @@ let package = Package(
         .testTarget(
             name: "HPSyncProtocolTests",
             dependencies: [
-                "HPSyncProtocol", "HPSyncModel", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "HPSyncProtocol", "HPSyncModel", "HPSyncTesting",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(

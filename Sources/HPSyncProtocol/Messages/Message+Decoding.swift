@@ -8,10 +8,27 @@ extension Message {
     ///
     /// Everything a peer sends passes through here: keys must be canonical UUIDs, digests and
     /// node IDs exactly 32 bytes, texts and repeated fields within `ProtocolLimits`.
+    ///
+    /// ManifestPage and Records, most of a transfer's messages, go through `BulkMessageDecoder`
+    /// first; whatever it does not take is decoded here.
     public init(decoding payload: some Collection<UInt8>) throws(ProtocolError) {
         guard payload.count <= ProtocolLimits.maxMessageBytes else {
             throw .frameTooLarge(type: "MESSAGE", length: payload.count, limit: ProtocolLimits.maxMessageBytes)
         }
+        if let message = payload.withContiguousStorageIfAvailable({
+            BulkMessageDecoder.decode(UnsafeRawBufferPointer($0))
+        })
+            ?? nil
+        {
+            self = message
+            return
+        }
+        try self.init(decodingGenerically: payload)
+    }
+
+    /// Decodes and validates a payload with SwiftProtobuf's generated types: every message, and
+    /// the reason for any payload that breaks a rule.
+    init(decodingGenerically payload: some Collection<UInt8>) throws(ProtocolError) {
         let envelope: Hpsync_V1_Envelope
         do {
             var options = BinaryDecodingOptions()
