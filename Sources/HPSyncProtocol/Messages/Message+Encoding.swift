@@ -4,8 +4,14 @@ import HPSyncModel
 import SwiftProtobuf
 
 extension Message {
-    /// The protobuf bytes of this message inside an `Envelope`.
+    /// The protobuf bytes of this message inside an `Envelope`: ManifestPage and Records written
+    /// directly (`BulkMessageEncoder`), the others through SwiftProtobuf.
     public func serializedEnvelope() -> [UInt8] {
+        BulkMessageEncoder.encode(self) ?? serializedEnvelopeGenerically()
+    }
+
+    /// The envelope's bytes through SwiftProtobuf's generated types.
+    func serializedEnvelopeGenerically() -> [UInt8] {
         var envelope = Hpsync_V1_Envelope()
         envelope.body = envelopeBody()
         // Serialization of a fully initialized proto3 message cannot fail.

@@ -1,0 +1,56 @@
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncProtocol
+
+/// Pages and records written directly must be the bytes SwiftProtobuf writes.
+struct BulkMessageEncoderTests {
+    typealias Messages = BulkMessageDecoderTests
+
+    @Test func pagesAndRecordsAreWrittenByteForByteAsSwiftProtobufWritesThem() {
+        var random = SplitMix64(seed: 15)
+        for round in 0..<400 {
+            let message = round.isMultiple(of: 2) ? Messages.page(&random) : Messages.records(&random)
+            let direct = BulkMessageEncoder.encode(message)
+            #expect(direct == message.serializedEnvelopeGenerically(), "round \(round): \(message)")
+        }
+    }
+
+    /// Values at the edges of their varints, empty texts and pages, a serial number that is set
+    /// but empty, negative values, tombstones whose other fields are ignored.
+    @Test func edgeValuesAreWrittenAsSwiftProtobufWritesThem() {
+        let origin = NodeID(bytes: [UInt8](repeating: 3, count: 32))!
+        let key = ItemKey.random()
+        var messages: [Message] = [
+            .manifestPage(ManifestPage(entries: [], throughSeq: 0, isFinal: false)), .records([]),
+        ]
+        for value in [0, 1, 127, 128, 16_383, 16_384, Int64.max, -1, Int64.min] {
+            let stamp = VersionStamp(rawValue: UInt64(bitPattern: value))
+            let version = Version(stamp: stamp, origin: origin)
+            let seq = max(value, 0)
+            var page = ManifestPage(
+                entries: [ManifestEntry(key: key, version: version, deleted: value < 0, seq: seq)], throughSeq: seq,
+                isFinal: true, reconcileHorizon: value == 0 ? nil : stamp, tombstonesAhead: seq)
+            page.entriesAhead = seq
+            page.imageBytesAhead = seq
+            messages.append(.manifestPage(page))
+            let image =
+                value > 0 ? ImageRef(digest: SHA256Digest(bytes: [UInt8](repeating: 1, count: 32))!, size: value) : nil
+            messages.append(
+                .records([
+                    Item(
+                        key: key, name: value == 0 ? "" : "n\(value)", serialNumber: value < 0 ? "" : nil,
+                        valueInDollars: value, dateCreatedMilliseconds: value, image: image, version: version),
+                    Item(
+                        key: key, name: "ignored", valueInDollars: 5, dateCreatedMilliseconds: 5, version: version,
+                        deleted: true),
+                ]))
+        }
+        for message in messages {
+            #expect(BulkMessageEncoder.encode(message) == message.serializedEnvelopeGenerically(), "\(message)")
+        }
+        #expect(BulkMessageEncoder.encode(.pageDone(throughSeq: 1, counts: ChangeCounts())) == nil)
+    }
+}
