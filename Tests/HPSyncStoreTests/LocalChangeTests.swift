@@ -58,6 +58,24 @@ struct LocalChangeTests {
         #expect(try store.imageFile(withDigest: item.image!.digest) == store.imageFileURL(for: item.key))
     }
 
+    /// One read answers a page's digests: a file for each digest a live item's image has, the
+    /// same file for the items that share one, none for a deleted item's or an unknown digest.
+    @Test func imageFilesAreFoundForManyDigestsAtOnce() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let first = try store.add(ItemDraft(name: "a", imageFile: dir.file("a.jpg", jpeg(1))))
+        let same = try store.add(ItemDraft(name: "b", imageFile: dir.file("b.jpg", jpeg(1))))
+        let gone = try store.add(ItemDraft(name: "c", imageFile: dir.file("c.jpg", jpeg(2))))
+        _ = try store.delete([gone.key])
+        let unknown = Fixtures.ref(jpeg(3)).digest
+        let digests = [unknown, gone.image!.digest, first.image!.digest, same.image!.digest]
+        let files = try store.imageFiles(withDigests: digests)
+        #expect(Set(files.keys) == [first.image!.digest])
+        let file = try #require(files[first.image!.digest])
+        #expect([store.imageFileURL(for: first.key), store.imageFileURL(for: same.key)].contains(file))
+        #expect(try store.imageFiles(withDigests: []).isEmpty)
+    }
+
     @Test func setAndRemoveImage() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

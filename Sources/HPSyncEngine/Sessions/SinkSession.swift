@@ -128,11 +128,7 @@ final class SinkSession {
                     alsoListed: step.listed)
                 action = machine.victimsCounted(victims)
             case .locateImages(let digests):
-                var files: [SHA256Digest: URL] = [:]
-                for digest in digests where files[digest] == nil {
-                    if let file = try store.imageFile(withDigest: digest) { files[digest] = file }
-                }
-                action = machine.imagesLocated(files)
+                action = machine.imagesLocated(try store.imageFiles(withDigests: digests))
             case .fetchImages(let wanted):
                 try channel.send(.fetchImages(wanted))
                 action = .receive

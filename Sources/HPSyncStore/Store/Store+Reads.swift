@@ -190,20 +190,37 @@ extension Store {
 
     /// A committed local image file with `digest` (under any key), or nil.
     public func imageFile(withDigest digest: SHA256Digest) throws -> URL? {
-        let keys = try read { db in
-            try String.fetchAll(
-                db,
+        try imageFiles(withDigests: [digest])[digest]
+    }
+
+    /// A committed local image file for each of `digests` this store has one with (under any
+    /// key), in one read: a sink asks for a page's digests at once.
+    public func imageFiles(withDigests digests: [SHA256Digest]) throws -> [SHA256Digest: URL] {
+        guard !digests.isEmpty else { return [:] }
+        let candidates = try read { db in
+            let statement = try db.cachedStatement(
                 sql: """
                     SELECT key FROM item WHERE imageDigest = ? AND deleted = 0
                       AND key NOT IN (SELECT key FROM pendingImage) LIMIT 8
-                    """, arguments: [Data(digest.bytes)])
+                    """)
+            var keys: [SHA256Digest: [String]] = [:]
+            for digest in digests where keys[digest] == nil {
+                keys[digest] = try String.fetchAll(statement, arguments: [Data(digest.bytes)])
+            }
+            return keys
         }
-        for text in keys {
-            guard let key = try? ItemKey(text) else { continue }
-            let url = imageFileURL(for: key)
-            if FileIO.exists(url.path) { return url }
+        var files: [SHA256Digest: URL] = [:]
+        for (digest, keys) in candidates {
+            for text in keys {
+                guard let key = try? ItemKey(text) else { continue }
+                let url = imageFileURL(for: key)
+                if FileIO.exists(url.path) {
+                    files[digest] = url
+                    break
+                }
+            }
         }
-        return nil
+        return files
     }
 
     /// How far this store has read `peerStore`'s feed in `direction`; 0 if never.
