@@ -151,6 +151,12 @@ def timed(cmd, env=None):
     return elapsed, rss, r.stdout, r.stderr
 
 
+def cpu_seconds(time_output):
+    """User + system CPU seconds from /usr/bin/time -v's report."""
+    return sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", time_output).group(1))
+               for kind in ("User", "System"))
+
+
 def tls_floor(total, work):
     """Moves `total` bytes once over loopback TLS 1.3 with plain OpenSSL (Python ssl), 1 MiB buffers."""
     cert, key = f"{work}/floor-cert.pem", f"{work}/floor-key.pem"
@@ -347,9 +353,15 @@ class HPSyncTool(Tool):
         return self.run("id", "--store", store).strip()
 
     def sync(self):
-        t, rss, out, _ = timed([self.bin, "pull", "server", "--json", "--store", self.store])
+        served = self.server_cpu()
+        t, rss, out, err = timed([self.bin, "pull", "server", "--json", "--store", self.store])
         report = json.loads(out)
-        return t, rss, report["bytesReceived"] + report["bytesSent"]
+        return t, rss, report["bytesReceived"] + report["bytesSent"], cpu_seconds(err) + self.server_cpu() - served
+
+    def server_cpu(self):
+        """CPU seconds (user + system) the `serve` process has used so far."""
+        fields = open(f"/proc/{self.serve.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def fresh(self):
         shutil.rmtree(self.store, ignore_errors=True)
@@ -774,6 +786,9 @@ def bench_size(label, binaries, runs, work, sshd, skip, markdown):
         print(f"   - {tool.name}: {tool.durable}")
     for tool in tools[:len(binaries)]:
         print(f"   {tool.name} serve peak RSS {tool.server_rss:.1f} MB")
+    for tool in tools[:len(binaries)]:
+        cpu = stats([x[3] for x in results[tool.name]["full copy"]])
+        print(f"   {tool.name} CPU of a full copy, client + server: {cpu[0]:.2f} CPU-s ({cpu[1]:.2f}-{cpu[2]:.2f})")
     shutil.rmtree(inv.folder)
 
 
