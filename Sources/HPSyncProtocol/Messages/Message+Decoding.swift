@@ -9,8 +9,9 @@ extension Message {
     /// Everything a peer sends passes through here: keys must be canonical UUIDs, digests and
     /// node IDs exactly 32 bytes, texts and repeated fields within `ProtocolLimits`.
     ///
-    /// ManifestPage and Records, most of a transfer's messages, go through `BulkMessageDecoder`
-    /// first; whatever it does not take is decoded here.
+    /// ManifestPage, Records and FetchRecords, most of a transfer's messages, go through
+    /// `BulkMessageDecoder` first (checked against the generic route now and then: its `audit`);
+    /// whatever it does not take is decoded by `init(decodingGenerically:)`.
     public init(decoding payload: some Collection<UInt8>) throws(ProtocolError) {
         guard payload.count <= ProtocolLimits.maxMessageBytes else {
             throw .frameTooLarge(type: "MESSAGE", length: payload.count, limit: ProtocolLimits.maxMessageBytes)
