@@ -252,4 +252,13 @@ struct BulkMessageDecoderTests {
         #expect(audit.next() == .off)
         #expect(audit.disagreements == 1)
     }
+
+    /// Message(decoding:) goes through the audit: each payload the direct route takes counts.
+    @Test func decodingAPageThroughMessageCountsInTheAudit() throws {
+        var random = SplitMix64(seed: 7)
+        let message = Self.page(&random)
+        let before = BulkMessageDecoder.audit.decoded
+        #expect(try Message(decoding: Self.payload(message)) == message)
+        #expect(BulkMessageDecoder.audit.decoded > before)
+    }
 }

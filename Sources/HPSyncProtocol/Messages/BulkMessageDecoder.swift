@@ -24,7 +24,8 @@ enum BulkMessageDecoder {
         enum Decision { case use, check, off }
 
         private let lock = NSLock()
-        private var decoded = 0
+        /// How many payloads the direct route took.
+        private(set) var decoded = 0
         private(set) var disagreements = 0
 
         func next() -> Decision {

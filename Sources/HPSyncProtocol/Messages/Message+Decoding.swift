@@ -21,8 +21,22 @@ extension Message {
         })
             ?? nil
         {
-            self = message
-            return
+            switch BulkMessageDecoder.audit.next() {
+            case .use:
+                self = message
+                return
+            case .check:
+                do {
+                    try self.init(decodingGenerically: payload)
+                } catch {
+                    BulkMessageDecoder.audit.disagreed()
+                    throw error
+                }
+                if self != message { BulkMessageDecoder.audit.disagreed() }
+                return
+            case .off:
+                break
+            }
         }
         try self.init(decodingGenerically: payload)
     }
