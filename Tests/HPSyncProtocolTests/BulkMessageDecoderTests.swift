@@ -196,6 +196,8 @@ struct BulkMessageDecoderTests {
             Wire.field(4, bytes: [0x0B, 0x0C]),
             Wire.field(4, bytes: Wire.varint(1 << 32) + [0]),
             Wire.field(4, 1),
+            // A key that is not UTF-8 (its last byte 0xC3).
+            Wire.field(5, bytes: Wire.field(1, bytes: Array("4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0".utf8) + [0xC3])),
             // A record whose name is not UTF-8.
             Wire.field(
                 6,

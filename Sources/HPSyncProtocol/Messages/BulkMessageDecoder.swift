@@ -151,7 +151,7 @@ enum BulkMessageDecoder {
             switch (number, type) {
             case (1, .lengthDelimited):
                 guard keys.count < ProtocolLimits.maxRecordsPerBatch, let bytes = reader.lengthDelimited(),
-                    text(bytes) != nil, let key = key(bytes)
+                    let key = key(bytes)
                 else { return nil }
                 keys.append(key)
             case (1, _): return nil
@@ -215,8 +215,7 @@ enum BulkMessageDecoder {
             default: guard reader.skip(type) else { return nil }
             }
         }
-        // The key is a string too: protobuf wants it UTF-8 even where it is then ignored.
-        guard text(keyBytes) != nil, let key = key(keyBytes), let node = node(originBytes, reusing: &origin) else {
+        guard let key = key(keyBytes), let node = node(originBytes, reusing: &origin) else {
             return nil
         }
         let version = Version(stamp: VersionStamp(rawValue: stamp), origin: node)
@@ -250,6 +249,8 @@ enum BulkMessageDecoder {
         return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
+    /// A key is 36 ASCII bytes: bytes that are not UTF-8 decode with U+FFFD in them, which no
+    /// key admits, so the key check is the string field's UTF-8 check too.
     private static func key(_ bytes: UnsafeRawBufferPointer) -> ItemKey? {
         try? ItemKey(String(decoding: bytes, as: UTF8.self))
     }

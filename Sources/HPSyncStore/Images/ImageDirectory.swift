@@ -37,6 +37,12 @@ struct ImageDirectory: Sendable {
         return Self.tempPrefix + hex16(high) + hex16(low)
     }
 
+    /// A new, empty temporary, open for writing.
+    func createTemp() throws -> (name: String, descriptor: Int32) {
+        let name = newTempName()
+        return (name, try FileIO.create(tempPath(name)))
+    }
+
     /// Copies `source` into a new fsynced temporary, hashing as it goes. Checks the image magic
     /// and the size limit when `validate` is set.
     func writeTemp(copying source: URL, maxBytes: Int64, validate: Bool) throws -> (name: String, ref: ImageRef) {
@@ -49,9 +55,8 @@ struct ImageDirectory: Sendable {
         if validate && Int64(info.st_size) > maxBytes {
             throw StoreError.imageTooLarge(path: sourcePath, size: Int64(info.st_size), limit: maxBytes)
         }
-        let name = newTempName()
+        let (name, output) = try createTemp()
         let target = tempPath(name)
-        let output = try FileIO.create(target)
         var hasher = SHA256()
         var size: Int64 = 0
         do {

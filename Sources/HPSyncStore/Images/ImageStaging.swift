@@ -41,9 +41,9 @@ public final class ImageStaging {
     private var hasher: SHA256?
     private var received: Int64 = 0
 
-    init(expected: ImageRef, directory: ImageDirectory, temporaries: TemporaryFilePool) throws {
+    init(expected: ImageRef, temporaries: TemporaryFilePool) throws {
         self.expected = expected
-        self.directory = directory
+        self.directory = temporaries.directory
         (self.tempName, self.fd) = try temporaries.take()
         self.hasher = SHA256()
     }

@@ -29,7 +29,8 @@ final class TemporaryFilePool: @unchecked Sendable {
     /// How many files wait ready.
     static let depth = 4
 
-    private let directory: ImageDirectory
+    /// The `images/` folder the temporaries are made in.
+    let directory: ImageDirectory
     /// How long a file may wait before it is replaced rather than taken.
     private let maxWait: Duration
     private let lock = NSLock()
@@ -73,8 +74,7 @@ final class TemporaryFilePool: @unchecked Sendable {
         for file in stale { remove(file) }
         refillIfOpen()
         if let taken { return (taken.name, taken.descriptor) }
-        let name = directory.newTempName()
-        return (name, try FileIO.create(directory.tempPath(name)))
+        return try directory.createTemp()
     }
 
     private func refillIfOpen() {
@@ -88,8 +88,7 @@ final class TemporaryFilePool: @unchecked Sendable {
 
     private func refill() {
         while lock.withLock({ isOpen && ready.count < Self.depth }) {
-            let name = directory.newTempName()
-            guard let descriptor = try? FileIO.create(directory.tempPath(name)) else { break }
+            guard let (name, descriptor) = try? directory.createTemp() else { break }
             let file = File(name: name, descriptor: descriptor, created: .now)
             let kept = lock.withLock {
                 guard isOpen else { return false }

@@ -9,7 +9,7 @@ extension Store {
             throw StoreError.imageTooLarge(
                 path: "incoming image \(expected.digest)", size: expected.size, limit: configuration.maxImageBytes)
         }
-        return try ImageStaging(expected: expected, directory: images, temporaries: temporaries)
+        return try ImageStaging(expected: expected, temporaries: temporaries)
     }
 
     /// Copies a local file (typically `imageFile(withDigest:)`) into a temporary, verifying that
