@@ -26,6 +26,9 @@ public final class SyncClient {
         /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
         /// keeps none.
         public var keepReplaced: Bool?
+        /// For a pull: its image check, already started (the first pull takes it); nil starts
+        /// one at the connect.
+        public var imageScan: EarlyImageScan?
         public init() {}
     }
 
@@ -49,14 +52,15 @@ public final class SyncClient {
 
     /// Pulls the server's changes over a session `connect` opens. The pull's image check
     /// (`Store.findMissingImages`: a query and a `stat` per image file, no write) runs meanwhile
-    /// on a thread of its own: the TCP connect, the TLS handshake and the Hellos overlap it
-    /// instead of waiting behind it.
+    /// on a thread of its own, from `options.imageScan` when the caller started it earlier: the
+    /// TCP connect, the TLS handshake and the Hellos overlap it instead of waiting behind it.
     public func pull(
         connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
         options: Options = .init()
     ) throws -> SyncReport {
         let store = store
-        let scan = options.dryRun ? nil : BackgroundResult { try store.findMissingImages() }
+        let scan =
+            options.dryRun ? nil : (options.imageScan?.take() ?? BackgroundResult { try store.findMissingImages() })
         return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options, scan: scan)
     }
 

@@ -108,26 +108,23 @@ struct ImageDirectory: Sendable {
         return names.map { name in
             var info = stat()
             guard fstatat(folder, name, &info, 0) == 0 else { return (name, 0) }
-            #if canImport(Darwin)
-                let time = info.st_mtimespec
-            #else
-                let time = info.st_mtim
-            #endif
-            let modified = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-            return (name, now - modified)
+            return (name, now - FileIO.modified(info))
         }
     }
 
-    /// The size of each key's final file, nil where there is no regular file: one `fstatat`
-    /// each, relative to the open folder (a lookup of one name, not of the whole path).
-    func finalFileSizes(_ keys: [ItemKey]) throws -> [Int64?] {
+    /// Runs `body` with the folder open, for `regularFileSize(in:named:)`.
+    func withOpenFolder<T>(_ body: (Int32) throws -> T) throws -> T {
         let folder = try openFolder()
         defer { close(folder) }
-        return keys.map { key in
-            var info = stat()
-            guard fstatat(folder, key.rawValue, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-            return Int64(info.st_size)
-        }
+        return try body(folder)
+    }
+
+    /// The size of the file `name` in the open `folder`, nil where there is no regular file:
+    /// one `fstatat`, relative to the folder (a lookup of one name, not of the whole path).
+    static func regularFileSize(in folder: Int32, named name: UnsafePointer<CChar>) -> Int64? {
+        var info = stat()
+        guard fstatat(folder, name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
     }
 
     private func openFolder() throws -> Int32 {

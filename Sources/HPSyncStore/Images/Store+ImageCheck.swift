@@ -40,24 +40,27 @@ extension Store {
     /// remembered or with a journal entry in flight.
     public func findMissingImages() throws -> [ItemKey] {
         // From the live images' own index: every pull runs this, and reading the rows of the
-        // items with images meant a page of the table per image.
-        var keys: [ItemKey] = []
-        var sizes: [Int64?] = []
-        try read { db in
-            let statement = try RawStatement(
-                db,
-                sql: """
-                    SELECT key, imageSize FROM item INDEXED BY item_live_image
-                    WHERE deleted = 0 AND imageDigest IS NOT NULL
-                    AND key NOT IN (SELECT key FROM pendingImage) AND key NOT IN (SELECT key FROM imageToHeal)
-                    """)
-            while try statement.step() {
-                guard let key = try? ItemKey(statement.text(0)) else { continue }
-                keys.append(key)
-                sizes.append(statement.optionalInt64(1))
+        // items with images meant a page of the table per image. Each name goes from SQLite's
+        // text straight to `fstatat`; a key is made only for a file found missing or resized.
+        try images.withOpenFolder { folder in
+            try read { db in
+                let statement = try RawStatement(
+                    db,
+                    sql: """
+                        SELECT key, imageSize FROM item INDEXED BY item_live_image
+                        WHERE deleted = 0 AND imageDigest IS NOT NULL
+                        AND key NOT IN (SELECT key FROM pendingImage) AND key NOT IN (SELECT key FROM imageToHeal)
+                        """)
+                var lost: [ItemKey] = []
+                while try statement.step() {
+                    let found = statement.withCString(0) { ImageDirectory.regularFileSize(in: folder, named: $0) }
+                    guard found ?? nil != statement.optionalInt64(1), let key = try? ItemKey(statement.text(0)) else {
+                        continue
+                    }
+                    lost.append(key)
+                }
+                return lost
             }
         }
-        let found = try images.finalFileSizes(keys)
-        return keys.indices.filter { found[$0] != sizes[$0] }.map { keys[$0] }
     }
 }

@@ -129,7 +129,7 @@ extension Store {
     /// always runs it.
     func sweepIfDue(now: Date = Date()) throws {
         let marker = directory.appendingPathComponent(".last-sweep")
-        let lastSweep = (try? FileManager.default.attributesOfItem(atPath: marker.path)[.modificationDate]) as? Date
+        let lastSweep = FileIO.modificationDate(marker.path)
         let due = lastSweep.map { now.timeIntervalSince($0) > 86_400 || $0 > now } ?? true
         if !due {
             // Only temporaries need a stat here; the images themselves are left unread.

@@ -87,6 +87,14 @@ struct RawStatement: ~Copyable {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// The column's text as SQLite holds it, NUL-terminated, for a use that needs no `String`
+    /// (a file name to `stat`); nil for NULL. The pointer is valid only inside `body`.
+    func withCString<T>(_ column: Int32, _ body: (UnsafePointer<CChar>) -> T) -> T? {
+        guard let bytes = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return bytes.withMemoryRebound(to: CChar.self, capacity: count + 1) { body($0) }
+    }
+
     func optionalText(_ column: Int32) -> String? {
         isNull(column) ? nil : text(column)
     }

@@ -86,6 +86,25 @@ enum FileIO {
         unlink(path) == 0
     }
 
+    /// When a `stat` says the file was last modified, in seconds since 1970.
+    static func modified(_ info: stat) -> Double {
+        #if canImport(Darwin)
+            let time = info.st_mtimespec
+        #else
+            let time = info.st_mtim
+        #endif
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// When `path` was last modified; nil when it cannot be read. One `stat`: Foundation's
+    /// `attributesOfItem` also looks up the owner's user and group names (two reads of
+    /// `/etc/passwd` and `/etc/group` on every store open).
+    static func modificationDate(_ path: String) -> Date? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Date(timeIntervalSince1970: modified(info))
+    }
+
     static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }

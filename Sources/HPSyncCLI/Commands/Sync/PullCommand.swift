@@ -14,7 +14,7 @@ struct PullCommand: ParsableCommand {
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
             try SyncReportPrinter.print([try runner.pull()], options: sync)
         }
     }

@@ -9,7 +9,7 @@ struct PushCommand: ParsableCommand {
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: false) { runner in
             try SyncReportPrinter.print([try runner.push()], options: sync)
         }
     }

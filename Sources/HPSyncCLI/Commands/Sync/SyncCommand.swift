@@ -9,7 +9,7 @@ struct SyncCommand: ParsableCommand {
     @OptionGroup var sync: SyncCommandOptions
 
     func run() throws {
-        try SyncRunner.run(storeOptions: options, syncOptions: sync) { runner in
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
             let pulled = try runner.pull()
             let pushed = try runner.push()
             try SyncReportPrinter.print([pulled, pushed], options: sync)

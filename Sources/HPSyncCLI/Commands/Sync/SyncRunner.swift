@@ -14,8 +14,11 @@ struct SyncRunner {
     let progress: ProgressLine?
 
     /// Opens the store, takes its lock (or fails at once with the holder's PID) and runs `body`.
+    /// When `body` pulls, `pulls` starts the pull's image check as soon as the store is open
+    /// (`EarlyImageScan`).
     static func run<T>(
-        storeOptions: StoreOptions, syncOptions: SyncCommandOptions, _ body: (SyncRunner) throws -> T
+        storeOptions: StoreOptions, syncOptions: SyncCommandOptions, pulls: Bool,
+        _ body: (SyncRunner) throws -> T
     ) throws -> T {
         var logger = storeOptions.makeLogger(default: syncOptions.quiet ? .error : .warning)
         // The identity (two PEM files, and OpenSSL's first use: ~2 ms) is read while the store
@@ -23,6 +26,7 @@ struct SyncRunner {
         let storeURL = storeOptions.storeURL
         let identityLoad = BackgroundResult { try StoreOptions.loadIdentity(at: storeURL) }
         let (lock, store) = try storeOptions.lockAndOpenStore(logger: logger)
+        let imageScan = pulls && !syncOptions.dryRun ? EarlyImageScan(store: store) : nil
         return try withExtendedLifetime(lock) {
             logger[metadataKey: "session"] = "\(Self.sessionID())"
             let identity = try identityLoad.wait()
@@ -37,6 +41,7 @@ struct SyncRunner {
             options.retryPolicy = syncOptions.retryPolicy
             options.keepDeletedMilliseconds = syncOptions.keepDeletedMilliseconds
             options.session = syncOptions.clientOptions
+            options.session.imageScan = imageScan
             if let progress { options.session.progress = { progress.update($0) } }
             let run = SyncRun(
                 store: store, peer: SyncRun.Peer(name: target.name, nodeID: target.nodeID),

@@ -1,0 +1,44 @@
+import Foundation
+import HPSyncModel
+import HPSyncStore
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncEngine
+
+/// A pull's image check may start before its session (`EarlyImageScan`: `hp-sync pull` starts
+/// it as soon as the store is open). The first pull of the run takes what it found; a later
+/// pull (a retry) checks afresh.
+@Suite struct EarlyImageScanTests {
+    static func pull(_ client: TestNode, from server: TestNode, options: SyncClient.Options) throws -> SyncReport {
+        try Sync.session(client, server, .pipe) { channel in
+            try SyncClient(store: client.store, logger: quietLogger).pull(
+                connecting: { channel }, serverNodeID: server.nodeID, peerName: server.name, options: options)
+        } wrap: {
+            $0
+        }
+    }
+
+    @Test func theFirstPullTakesTheEarlyCheckAndTheNextChecksAfresh() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let photo = jpeg(9)
+        let item = try a.add("photo", image: photo)
+        try Sync.pull(b, from: a)
+        let store = b.store
+        let check = BackgroundResult { try store.findMissingImages() }
+        #expect(try check.wait().isEmpty)
+        // Lost after the check ran: a pull that takes the early check does not know yet.
+        try FileManager.default.removeItem(at: b.store.imageFileURL(for: item.key))
+        var options = SyncClient.Options()
+        options.imageScan = EarlyImageScan(check)
+
+        let first = try Self.pull(b, from: a, options: options)
+        #expect(first.healed.kept.isEmpty, "the first pull used the early check")
+        #expect(!FileManager.default.fileExists(atPath: b.store.imageFileURL(for: item.key).path))
+        let second = try Self.pull(b, from: a, options: options)
+        #expect(second.healed.kept == [item.key.rawValue], "the check was taken: the second pull checks afresh")
+        #expect(b.imageBytes(item.key) == photo)
+    }
+}
