@@ -32,6 +32,8 @@ import Testing
         var taken: (name: String, descriptor: Int32)?
         var ahead: Set<String> = []
         try store.bulkApply {
+            store.expectImages(10)
+            #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth }, "made before any take")
             taken = try store.temporaries.take()
             ahead = try temporaries(store)
             #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth + 1 })
@@ -49,6 +51,29 @@ import Testing
         #expect(ahead.contains(mine.name))
         #expect(try temporaries(store) == [mine.name], "the files not taken are removed when the apply ends")
         #expect(write(mine.descriptor, "x", 1) == 1, "the taken file stays the taker's")
+    }
+
+    /// Files are made for the images announced and no more: the session's last image leaves
+    /// no spare behind to remove.
+    @Test func noMoreFilesAreMadeThanImagesAnnounced() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        var taken: [(name: String, descriptor: Int32)] = []
+        try store.bulkApply {
+            store.expectImages(2)
+            #expect(try eventually { try temporaries(store).count == 2 })
+            taken.append(try store.temporaries.take())
+            store.expectImages(1)
+            #expect(try eventually { try temporaries(store).count == 3 }, "one taken, two ready")
+            taken.append(try store.temporaries.take())
+            taken.append(try store.temporaries.take())
+            usleep(200_000)
+            #expect(try temporaries(store) == Set(taken.map(\.name)), "three announced, three made, all taken")
+        }
+        for file in taken {
+            close(file.descriptor)
+            FileIO.unlinkIfPresent(store.images.tempPath(file.name))
+        }
     }
 
     @Test func outsideABulkApplyNothingIsMadeAhead() throws {
@@ -71,6 +96,7 @@ import Testing
         let pool = TemporaryFilePool(directory: store.images, maxWait: .milliseconds(50))
         pool.start()
         defer { pool.stop() }
+        pool.expect(10)
         let first = try pool.take()
         defer {
             close(first.descriptor)

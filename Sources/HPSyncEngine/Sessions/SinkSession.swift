@@ -130,6 +130,7 @@ final class SinkSession {
             case .locateImages(let digests):
                 action = machine.imagesLocated(try store.imageFiles(withDigests: digests))
             case .fetchImages(let wanted):
+                store.expectImages(wanted.count)
                 try channel.send(.fetchImages(wanted))
                 action = .receive
             case .stageImage(let header):

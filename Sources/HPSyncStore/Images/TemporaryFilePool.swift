@@ -14,8 +14,9 @@ import Foundation
 /// freed recently). The session's thread, which decrypts, hashes and writes the bytes, then only
 /// takes a file that is already there.
 ///
-/// The pool works only between `start()` and `stop()` (a bulk apply); `stop()` removes the files
-/// not taken. A file waits at most a minute, far below the sweep's age for temporaries, so
+/// The pool works only between `start()` and `stop()` (a bulk apply), and makes no more files
+/// than the images its caller said are coming (`expect`: a sink, as it asks for them), so a
+/// session's last image leaves no spare to remove; `stop()` removes the files not taken. A file waits at most a minute, far below the sweep's age for temporaries, so
 /// another process's sweep never removes one a session is about to write; one that waited longer
 /// is removed and replaced. A crash leaves a few empty temporaries, which the sweep removes.
 final class TemporaryFilePool: @unchecked Sendable {
@@ -37,6 +38,8 @@ final class TemporaryFilePool: @unchecked Sendable {
     private var ready: [File] = []
     private var isOpen = false
     private var refilling = false
+    /// Images announced (`expect`) and not taken yet.
+    private var coming = 0
     private let queue = DispatchQueue(label: "hp-sync.temporaries", qos: .userInitiated)
 
     init(directory: ImageDirectory, maxWait: Duration = .seconds(60)) {
@@ -44,15 +47,22 @@ final class TemporaryFilePool: @unchecked Sendable {
         self.maxWait = maxWait
     }
 
-    /// Starts keeping files ready, from the first `take()` on.
+    /// Starts keeping files ready for the images announced (`expect`).
     func start() {
         lock.withLock { isOpen = true }
+    }
+
+    /// Says that `count` more images are on their way: files are made ahead for them.
+    func expect(_ count: Int) {
+        lock.withLock { coming += count }
+        refillIfOpen()
     }
 
     /// Stops, and removes the files not taken.
     func stop() {
         let left = lock.withLock {
             isOpen = false
+            coming = 0
             defer { ready = [] }
             return ready
         }
@@ -64,6 +74,7 @@ final class TemporaryFilePool: @unchecked Sendable {
         let now = ContinuousClock.now
         var stale: [File] = []
         let taken: File? = lock.withLock {
+            coming = max(0, coming - 1)
             while !ready.isEmpty {
                 let file = ready.removeFirst()
                 if now - file.created < maxWait { return file }
@@ -79,7 +90,7 @@ final class TemporaryFilePool: @unchecked Sendable {
 
     private func refillIfOpen() {
         let start = lock.withLock {
-            guard isOpen, !refilling, ready.count < Self.depth else { return false }
+            guard isOpen, !refilling, ready.count < wanted else { return false }
             refilling = true
             return true
         }
@@ -87,7 +98,7 @@ final class TemporaryFilePool: @unchecked Sendable {
     }
 
     private func refill() {
-        while lock.withLock({ isOpen && ready.count < Self.depth }) {
+        while lock.withLock({ isOpen && ready.count < wanted }) {
             guard let (name, descriptor) = try? directory.createTemp() else { break }
             let file = File(name: name, descriptor: descriptor, created: .now)
             let kept = lock.withLock {
@@ -99,6 +110,10 @@ final class TemporaryFilePool: @unchecked Sendable {
         }
         lock.withLock { refilling = false }
     }
+
+    /// How many files should wait ready: the depth, or fewer when fewer images are coming.
+    /// Under the lock.
+    private var wanted: Int { min(Self.depth, coming) }
 
     private func remove(_ file: File) {
         close(file.descriptor)

@@ -12,6 +12,12 @@ extension Store {
         return try ImageStaging(expected: expected, temporaries: temporaries)
     }
 
+    /// Says that `count` more images are on their way (a sink that has just asked for them): a
+    /// bulk apply makes their temporaries ahead, and none beyond.
+    public func expectImages(_ count: Int) {
+        temporaries.expect(count)
+    }
+
     /// Copies a local file (typically `imageFile(withDigest:)`) into a temporary, verifying that
     /// its size and SHA-256 are `expected`.
     public func stageImage(copying file: URL, expected: ImageRef) throws -> StagedImage {
