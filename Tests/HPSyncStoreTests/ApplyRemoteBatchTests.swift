@@ -1,3 +1,4 @@
+import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncTesting
@@ -42,6 +43,33 @@ struct ApplyRemoteBatchTests {
         #expect(outcome.skipped == [keys[1]])
         #expect(try store.item(keys[1])?.name == "newer")
         #expect(try store.lastSeq == 2)
+    }
+
+    /// The batch's first record of a key brings an image (journaled: renamed into place after
+    /// the commit), its second a newer version without one: the journal row the batch itself
+    /// wrote goes in the same transaction, so a crash right after the commit leaves nothing for
+    /// the next open to roll forward under a record that names no image.
+    @Test func anImageJournaledEarlierInTheBatchIsDroppedByTheKeysNextRecord() throws {
+        let dir = TempDirectory()
+        let crash = Locked(false)
+        let store = try Fixtures.makeStore(dir, configuration: .crashing(\.afterCommitBeforeFinalize, while: crash))
+        let keys = sortedKeys()
+        let photo = jpeg(4)
+        let staged = try store.stageImage(copying: dir.file("photo.jpg", photo), expected: Fixtures.ref(photo))
+        let batch = [
+            IncomingRecord(
+                item: Fixtures.remoteItem(keys[1], name: "with photo", stamp: base + 1, image: Fixtures.ref(photo)),
+                image: staged),
+            record(keys[2], "c", at: 1),
+            record(keys[1], "without", at: 2),
+        ]
+        crash.set(true)
+        #expect(throws: SimulatedCrash.self) { try store.applyRemote(batch, checkpoint: nil) }
+        let reopened = try Fixtures.reopen(store)
+        #expect(try reopened.item(keys[1])?.name == "without")
+        #expect(try reopened.item(keys[1])?.image == nil)
+        #expect(!FileManager.default.fileExists(atPath: reopened.imageFileURL(for: keys[1]).path))
+        #expect(try reopened.verify(repair: false).isClean)
     }
 
     @Test func keysInAscendingOrderAreEachAppliedOnce() throws {

@@ -103,6 +103,39 @@ import Testing
         #expect(try store.trashEntries(key: b.key).isEmpty)
     }
 
+    /// A batch that replaces more versions than one INSERT takes (`TrashInsertion`: two full
+    /// statements and a remainder) keeps every one of them, each row whole, in the batch's order.
+    @Test func aLargeBatchKeepsEveryReplacedVersionInOrder() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let count = 2 * TrashInsertion.rowsPerStatement + 6
+        var items: [Item] = []
+        for index in 0..<count {
+            let serial: String? = index % 2 == 0 ? "S-\(index)" : nil
+            items.append(
+                try store.add(ItemDraft(name: "Item \(index)", serialNumber: serial, valueInDollars: Int64(index))))
+        }
+        items.sort { $0.key.rawValue < $1.key.rawValue }
+        var records: [IncomingRecord] = []
+        for (index, item) in items.enumerated() {
+            let newer = Fixtures.remoteItem(
+                item.key, name: "new", stamp: item.version.stamp.rawValue + 1, deleted: index % 3 == 0)
+            records.append(IncomingRecord(item: newer))
+        }
+        _ = try store.applyRemote(records, checkpoint: nil, keepReplaced: true)
+        let entries = try store.trashEntries()
+        #expect(entries.count == count)
+        // Newest first: ids run against the batch's order.
+        let oldestFirst = Array(entries.reversed())
+        #expect(oldestFirst.map { $0.key } == items.map { $0.key })
+        for (index, entry) in oldestFirst.enumerated() {
+            #expect(entry.name == items[index].name && entry.serialNumber == items[index].serialNumber)
+            #expect(entry.valueInDollars == items[index].valueInDollars)
+            #expect(entry.reason == (index % 3 == 0 ? .deleted : .overwritten))
+        }
+        #expect(Set(entries.map { $0.id }).count == count)
+    }
+
     /// A store whose lamp (with a photo and a creation date) a pull overwrote with a version
     /// that has neither; the trash keeps the local version.
     struct Overwritten {

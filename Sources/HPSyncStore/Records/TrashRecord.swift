@@ -27,28 +27,30 @@ struct TrashRecord: Codable, FetchableRecord, MutablePersistableRecord {
 
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
-    /// The statement `insert(with:)` runs.
-    static let insertion = """
-        INSERT INTO trash (key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize,
-          stamp, origin, reason, trashedAt) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
-        """
+    /// The columns a trash row is inserted with (all but `id`), in the order `bind` binds them.
+    static let insertedColumns =
+        "key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize, stamp, origin, reason, trashedAt"
+    static let insertedColumnCount: Int32 = 11
 
-    /// Inserts the row (its `id` unset) through `statement`, prepared from `insertion`: a pull
-    /// trashes a row for every live item it overwrites, and GRDB's record insert cost more than
-    /// the write itself.
-    func insert(with statement: borrowing RawStatement) throws {
-        statement.bind(key, at: 1)
-        statement.bind(name, at: 2)
-        statement.bind(serialNumber, at: 3)
-        statement.bind(valueInDollars, at: 4)
-        statement.bind(dateCreated, at: 5)
-        statement.bind(imageDigest, at: 6)
-        statement.bind(imageSize, at: 7)
-        statement.bind(stamp, at: 8)
-        statement.bind(origin, at: 9)
-        statement.bind(reason, at: 10)
-        statement.bind(trashedAt, at: 11)
-        _ = try statement.step()
-        statement.reset()
+    /// An INSERT of `rows` rows (`TrashInsertion`).
+    static func insertion(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: Int(insertedColumnCount)).joined(separator: ",") + ")"
+        return "INSERT INTO trash (\(insertedColumns)) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ",")
+    }
+
+    /// Binds the row (its `id` unset) to `statement` from parameter `first` on.
+    func bind(to statement: borrowing RawStatement, from first: Int32) {
+        statement.bind(key, at: first)
+        statement.bind(name, at: first + 1)
+        statement.bind(serialNumber, at: first + 2)
+        statement.bind(valueInDollars, at: first + 3)
+        statement.bind(dateCreated, at: first + 4)
+        statement.bind(imageDigest, at: first + 5)
+        statement.bind(imageSize, at: first + 6)
+        statement.bind(stamp, at: first + 7)
+        statement.bind(origin, at: first + 8)
+        statement.bind(reason, at: first + 9)
+        statement.bind(trashedAt, at: first + 10)
     }
 }

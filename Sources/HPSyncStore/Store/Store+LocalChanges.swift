@@ -81,18 +81,19 @@ extension Store {
         var dropped: [String] = []
         try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
-            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
+            var trashInsertion = TrashInsertion(db)
             for key in unique {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
                 if keepInTrash {
-                    try trash(row, deleted: true, now: self.clock.nowMilliseconds(), with: trashInsertion)
+                    try trash(row, deleted: true, now: self.clock.nowMilliseconds(), into: &trashInsertion)
                 }
                 let tombstone = Item.tombstone(
                     key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
                 try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)
                 if let temp = try dropJournal(db, key: key) { dropped.append(temp) }
             }
+            try trashInsertion.finish()
             try clock.save(db)
         }
         try unlinkImagesIfUnused(unique, temporaries: dropped)

@@ -84,11 +84,13 @@ struct RemoteApply {
             let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
-            let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
+            var trashInsertion = TrashInsertion(db)
             var fullCache = false
             // Journal rows live from an image's commit to its rename (or until a crash is rolled
-            // forward): most batches find none, and then skip a lookup per record below.
-            var journalMayHaveRows = try store.hasJournaledImages(db)
+            // forward): most batches find none, and then look up only the keys they journal
+            // themselves (a key twice in the batch), not every record after their first image.
+            let journalHadRows = try store.hasJournaledImages(db)
+            var journaledKeys = Set<ItemKey>()
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -115,18 +117,19 @@ struct RemoteApply {
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local {
-                    try store.trash(local, deleted: item.deleted, now: now, with: trashInsertion)
+                    try store.trash(local, deleted: item.deleted, now: now, into: &trashInsertion)
                 }
                 if !item.deleted, let ref = item.image {
                     if let temp = linked[index] {
                         if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }
-                        journalMayHaveRows = true
+                        journaledKeys.insert(key)
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
                     } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if journalMayHaveRows, let old = try store.dropJournal(db, key: key) {
+                        if journalHadRows || journaledKeys.contains(key), let old = try store.dropJournal(db, key: key)
+                        {
                             supersededHere.append(old)
                         }
                         try store.rememberImageToHeal(db, key: key, now: now)
@@ -136,7 +139,9 @@ struct RemoteApply {
                     }
                 } else if local != nil {
                     // No image any more: drop a journaled write (only rows can have one) and the file.
-                    if journalMayHaveRows, let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                    if journalHadRows || journaledKeys.contains(key), let old = try store.dropJournal(db, key: key) {
+                        supersededHere.append(old)
+                    }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 if !inserted { try ItemRecord(item, seq: changeClock.nextSeq()).write(with: upsert) }
@@ -147,6 +152,7 @@ struct RemoteApply {
                 case (false, true): result.tombstonesRecorded.append(key)
                 }
             }
+            try trashInsertion.finish()
             if let step = options.reconcile {
                 let effects = try reconcile(db, step, clock: &changeClock, now: now)
                 result.deleted += effects.deleted
@@ -251,7 +257,7 @@ struct RemoteApply {
         let tombstone = Version(stamp: horizon, origin: step.sourceNode)
         clock.observe(horizon)
         var effects = ReconcileEffects()
-        let trashInsertion = try RawStatement(db, sql: TrashRecord.insertion)
+        var trashInsertion = TrashInsertion(db)
         // In batches: each batch's rows stop matching once they are tombstones.
         while true {
             let victims = try ItemRecord.fetchAll(
@@ -264,13 +270,14 @@ struct RemoteApply {
             if victims.isEmpty { break }
             for victim in victims {
                 let key = ItemKey(storedCanonical: victim.key)
-                if options.keepReplaced { try store.trash(victim, deleted: true, now: now, with: trashInsertion) }
+                if options.keepReplaced { try store.trash(victim, deleted: true, now: now, into: &trashInsertion) }
                 if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
                 effects.deleted.append(key)
                 effects.unlink.append(key)
             }
         }
+        try trashInsertion.finish()
         try db.execute(sql: "DELETE FROM reconcileListed WHERE peerStoreID = ?", arguments: [source])
         try db.execute(sql: "DELETE FROM reconcile WHERE peerStoreID = ?", arguments: [source])
         // This store now agrees with the source below the horizon: it must not accept there

@@ -29,9 +29,9 @@ extension Store {
 
     /// Keeps a live local version about to be replaced or deleted in the trash, inside the
     /// caller's transaction (`RemoteApply` when the trash policy says so, a local delete with
-    /// `keepInTrash`), through `insertion`: `TrashRecord.insertion`, prepared once for a batch
-    /// (a pull trashes a version per record it replaces).
-    func trash(_ local: ItemRecord, deleted: Bool, now: UInt64, with insertion: borrowing RawStatement) throws {
+    /// `keepInTrash`), through `insertion`, which the caller finishes before its commit (a pull
+    /// trashes a version per record it replaces).
+    func trash(_ local: ItemRecord, deleted: Bool, now: UInt64, into insertion: inout TrashInsertion) throws {
         if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
             // One `link` in the usual case (a pull trashes many versions): EEXIST means the
             // bytes are in the trash already, ENOENT that the folder is not made yet or the
@@ -50,7 +50,7 @@ extension Store {
             imageSize: local.imageSize, stamp: local.stamp, origin: local.origin,
             reason: deleted ? TrashEntry.Reason.deleted.rawValue : TrashEntry.Reason.overwritten.rawValue,
             trashedAt: Int64(now))
-        try record.insert(with: insertion)
+        try insertion.add(record)
     }
 
     /// Trash entries, newest first; only those of `key` when given.
