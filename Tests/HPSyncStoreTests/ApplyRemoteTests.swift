@@ -220,6 +220,33 @@ struct ApplyRemoteTests {
         #expect(try store.checkpoint(peerStore: peerStore, direction: .push) == 0)
     }
 
+    /// The last page of a pull that found nothing new: an empty batch whose checkpoint is where
+    /// the store has it writes nothing; one that moves it, or raises the
+    /// mark of stamps seen elsewhere, commits as before.
+    @Test func anEmptyBatchThatChangesNothingWritesNothing() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        let peerStore = StoreID.random()
+        // Rows the writer connection has changed since it opened.
+        func changes() throws -> Int {
+            try store.write { try Int.fetchOne($0, sql: "SELECT total_changes()") ?? 0 }
+        }
+        let at42 = CheckpointUpdate(peerStore: peerStore, direction: .pull, seq: 42)
+        _ = try store.applyRemote([], checkpoint: at42)
+        #expect(try store.checkpoint(peerStore: peerStore, direction: .pull) == 42)
+        let before = try changes()
+        _ = try store.applyRemote([], checkpoint: at42)
+        _ = try store.applyRemote([], checkpoint: nil)
+        #expect(try changes() == before, "the same checkpoint, no new stamp: nothing written")
+
+        _ = try store.applyRemote([], checkpoint: CheckpointUpdate(peerStore: peerStore, direction: .pull, seq: 43))
+        #expect(try store.checkpoint(peerStore: peerStore, direction: .pull) == 43)
+        #expect(try changes() > before)
+        let seen = VersionStamp(rawValue: base + 1000)
+        _ = try store.applyRemote([], checkpoint: nil, observed: seen)
+        #expect(try store.read { try MetaRecord.load($0) }.remoteMark == seen, "a higher mark is written")
+    }
+
     @Test func recordsAndFeedRoundTrip() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

@@ -42,6 +42,7 @@ struct RemoteApply {
         defer { for name in originals { FileIO.unlinkIfPresent(images.tempPath(name)) } }
         try records.forEach(validate)
         try store.configuration.testHooks.beforeApply?()
+        if records.isEmpty, options.reconcile == nil, try changesNothing() { return ApplyOutcome() }
         // The journal may name a temporary only once its bytes are on disk.
         for record in records { try record.image?.durability.wait() }
 
@@ -189,6 +190,21 @@ struct RemoteApply {
                 ])
         }
         return outcome
+    }
+
+    /// Whether an empty batch would write only what the store holds already: the checkpoint
+    /// where it is and no stamp above the marks (the last page of a pull that found nothing
+    /// new). Such a batch opens no transaction: no frame in the WAL, no fsync, nothing for the
+    /// next command to read back when it opens the store.
+    private func changesNothing() throws -> Bool {
+        try store.read { db in
+            guard options.observed <= (try MetaRecord.load(db)).remoteMark else { return false }
+            guard let checkpoint = options.checkpoint else { return true }
+            let stored = try Int64.fetchOne(
+                db, sql: "SELECT seq FROM checkpoint WHERE peerStoreID = ? AND direction = ?",
+                arguments: [Data(checkpoint.peerStore.bytes), checkpoint.direction.rawValue])
+            return stored == checkpoint.seq
+        }
     }
 
     /// Inserts `item` as a new row; false, with nothing written and its sequence number given
