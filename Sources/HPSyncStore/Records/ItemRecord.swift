@@ -146,6 +146,13 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
           origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
         """
 
+    /// Rewrites the row of a key the store has (the same eleven parameters): what `upsert` does
+    /// for such a key, without first trying an insert that conflicts.
+    static let update = """
+        UPDATE item SET name = ?2, serialNumber = ?3, valueInDollars = ?4, dateCreated = ?5,
+          imageDigest = ?6, imageSize = ?7, stamp = ?8, origin = ?9, deleted = ?10, seq = ?11 WHERE key = ?1
+        """
+
     /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
     /// than `IN (...)` lists, whose keys SQLite first sorts into a temporary index).
     ///

@@ -84,6 +84,7 @@ struct RemoteApply {
             let virtualTombstone = changeClock.meta.gcHorizon.virtualTombstone
             let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
+            let update = try RawStatement(db, sql: ItemRecord.update)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
             var trashInsertion = TrashInsertion(db)
             var fullCache = false
@@ -145,7 +146,12 @@ struct RemoteApply {
                     }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
-                if !inserted { try ItemRecord(item, seq: changeClock.nextSeq()).write(with: upsert) }
+                if !inserted {
+                    // A row read just above is there to update; without one (a virtual tombstone's
+                    // key), the upsert inserts.
+                    let row = ItemRecord(item, seq: changeClock.nextSeq())
+                    if local == nil { try row.write(with: upsert) } else { try row.write(with: update) }
+                }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
