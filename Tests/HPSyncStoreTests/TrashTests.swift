@@ -136,6 +136,29 @@ import Testing
         #expect(Set(entries.map { $0.id }).count == count)
     }
 
+    /// A batch that fails after it trashed versions (a record whose image was never staged, as
+    /// a broken peer sends) keeps none of them: the trash rows waiting to be written and those
+    /// written go with the rest of the transaction.
+    @Test func aFailedBatchTrashesNothing() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir)
+        var items: [Item] = []
+        for index in 0..<(TrashInsertion.rowsPerStatement + 3) {
+            items.append(try store.add(ItemDraft(name: "Item \(index)")))
+        }
+        items.sort { $0.key.rawValue < $1.key.rawValue }
+        var records = items.map { item in
+            IncomingRecord(item: Fixtures.remoteItem(item.key, name: "new", stamp: item.version.stamp.rawValue + 1))
+        }
+        let last = try #require(items.last)
+        records[records.count - 1] = IncomingRecord(
+            item: Fixtures.remoteItem(
+                last.key, name: "new", stamp: last.version.stamp.rawValue + 1, image: Fixtures.ref(jpeg(5))))
+        #expect(throws: StoreError.self) { try store.applyRemote(records, checkpoint: nil, keepReplaced: true) }
+        #expect(try store.trashEntries().isEmpty)
+        #expect(try items.allSatisfy { try store.item($0.key)?.name == $0.name })
+    }
+
     /// A store whose lamp (with a photo and a creation date) a pull overwrote with a version
     /// that has neither; the trash keeps the local version.
     struct Overwritten {

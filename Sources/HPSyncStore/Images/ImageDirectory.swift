@@ -119,8 +119,9 @@ struct ImageDirectory: Sendable {
         return try body(folder)
     }
 
-    /// The size of the file `name` in the open `folder`, nil where there is no regular file:
-    /// one `fstatat`, relative to the folder (a lookup of one name, not of the whole path).
+    /// The size of the file `name` in the open `folder` (or of the path `name` with
+    /// `AT_FDCWD`), nil where there is no regular file: one `fstatat`; relative to an open
+    /// folder it looks up one name, not the whole path.
     static func regularFileSize(in folder: Int32, named name: UnsafePointer<CChar>) -> Int64? {
         var info = stat()
         guard fstatat(folder, name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }

@@ -21,13 +21,10 @@ extension Store {
     /// job), else what is wrong with it.
     public func imageFileProblem(_ item: Item) -> String? {
         guard let image = item.image, !item.deleted else { return nil }
-        var info = stat()
-        guard stat(images.finalPath(item.key), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard let size = ImageDirectory.regularFileSize(in: AT_FDCWD, named: images.finalPath(item.key)) else {
             return "the file is missing"
         }
-        guard Int64(info.st_size) == image.size else {
-            return "the file is damaged (\(info.st_size) bytes, not \(image.size))"
-        }
+        guard size == image.size else { return "the file is damaged (\(size) bytes, not \(image.size))" }
         return nil
     }
 
