@@ -16,8 +16,7 @@ enum BulkMessageEncoder {
             let size = page.entries.reduce(pageFieldsSize(page)) { $0 + nestedSize(entrySize($1)) }
             return envelope(field: 4, size: size) { writer in
                 for entry in page.entries {
-                    writer.tag(1, .lengthDelimited)
-                    writer.varint(UInt64(entrySize(entry)))
+                    writer.header(1, length: entrySize(entry))
                     write(entry, into: &writer)
                 }
                 writer.field(2, UInt64(page.throughSeq))
@@ -31,8 +30,7 @@ enum BulkMessageEncoder {
             let size = items.reduce(0) { $0 + nestedSize(recordSize($1)) }
             return envelope(field: 6, size: size) { writer in
                 for item in items {
-                    writer.tag(1, .lengthDelimited)
-                    writer.varint(UInt64(recordSize(item)))
+                    writer.header(1, length: recordSize(item))
                     write(item, into: &writer)
                 }
             }
@@ -46,8 +44,7 @@ enum BulkMessageEncoder {
         let total = nestedSize(size)
         return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(buffer))
-            writer.tag(field, .lengthDelimited)
-            writer.varint(UInt64(size))
+            writer.header(field, length: size)
             body(&writer)
             precondition(writer.position == total, "a bulk message's size was miscounted")
             count = total
@@ -98,8 +95,8 @@ enum BulkMessageEncoder {
         if !item.deleted {
             writer.field(2, text: item.name)
             if let serial = item.serialNumber {
-                writer.tag(3, .lengthDelimited)
-                writer.varint(UInt64(serial.utf8.count))
+                // Set, it is written even when empty (proto3 `optional`).
+                writer.header(3, length: serial.utf8.count)
                 writer.append(serial)
             }
             writer.field(4, UInt64(bitPattern: item.valueInDollars))
@@ -160,6 +157,12 @@ struct ProtobufWriter {
         varint(field << 3 | UInt64(type.rawValue))
     }
 
+    /// A length-delimited field's tag and length; its `length` bytes come next.
+    mutating func header(_ field: UInt64, length: Int) {
+        tag(field, .lengthDelimited)
+        varint(UInt64(length))
+    }
+
     /// A varint field, left out at 0 (proto3's default).
     mutating func field(_ number: UInt64, _ value: UInt64) {
         guard value != 0 else { return }
@@ -170,16 +173,14 @@ struct ProtobufWriter {
     /// A string field, left out when empty.
     mutating func field(_ number: UInt64, text: String) {
         guard !text.isEmpty else { return }
-        tag(number, .lengthDelimited)
-        varint(UInt64(text.utf8.count))
+        header(number, length: text.utf8.count)
         append(text)
     }
 
     /// A bytes field, left out when empty.
     mutating func field(_ number: UInt64, bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
-        tag(number, .lengthDelimited)
-        varint(UInt64(bytes.count))
+        header(number, length: bytes.count)
         bytes.withUnsafeBytes { append($0) }
     }
 

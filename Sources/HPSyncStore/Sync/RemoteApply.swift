@@ -93,6 +93,7 @@ struct RemoteApply {
             // themselves (a key twice in the batch), not every record after their first image.
             let journalHadRows = try store.hasJournaledImages(db)
             var journaledKeys = Set<ItemKey>()
+            func mayBeJournaled(_ key: ItemKey) -> Bool { journalHadRows || journaledKeys.contains(key) }
             for (index, record) in records.enumerated() {
                 let item =
                     record.item.deleted
@@ -130,8 +131,7 @@ struct RemoteApply {
                         result.imageBytes += ref.size
                     } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if journalHadRows || journaledKeys.contains(key), let old = try store.dropJournal(db, key: key)
-                        {
+                        if mayBeJournaled(key), let old = try store.dropJournal(db, key: key) {
                             supersededHere.append(old)
                         }
                         try store.rememberImageToHeal(db, key: key, now: now)
@@ -141,9 +141,7 @@ struct RemoteApply {
                     }
                 } else if local != nil {
                     // No image any more: drop a journaled write (only rows can have one) and the file.
-                    if journalHadRows || journaledKeys.contains(key), let old = try store.dropJournal(db, key: key) {
-                        supersededHere.append(old)
-                    }
+                    if mayBeJournaled(key), let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 if !inserted {
