@@ -139,16 +139,39 @@ def wait_for_port(port, timeout=10):
 
 
 def timed(cmd, env=None):
-    """Runs cmd under /usr/bin/time -v: (seconds, peak RSS MB, stdout, stderr). Dirty pages
-    left by the step before are written out first, so no run pays for another's writeback."""
+    """Runs cmd under /usr/bin/time -v: (seconds, peak RSS MB, stdout, stderr, the machine's CPU
+    seconds). Dirty pages left by the step before are written out first, so no run pays for
+    another's writeback."""
     os.sync()
-    start = time.perf_counter()
+    meter = Meter().start()
     r = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - start
+    meter.stop()
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-3000:]}")
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1)) / 1024
-    return elapsed, rss, r.stdout, r.stderr
+    return meter.wall, rss, r.stdout, r.stderr, meter.cpu
+
+
+def machine_cpu():
+    """CPU seconds every core of the machine has been busy so far (user, nice, system, IRQ,
+    soft IRQ and steal time from /proc/stat; not idle, not I/O wait). A difference across a run
+    counts every process of it, both sides and the kernel's work on their behalf, whatever the
+    tool's process tree: sshd and the remote rsync, both Syncthing daemons."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class Meter:
+    """Wall and whole-machine CPU seconds from `start()` to `stop()`."""
+
+    def start(self):
+        self.wall, self.cpu = time.perf_counter(), machine_cpu()
+        return self
+
+    def stop(self):
+        self.wall, self.cpu = time.perf_counter() - self.wall, machine_cpu() - self.cpu
+        return self
 
 
 def cpu_seconds(time_output):
@@ -158,7 +181,8 @@ def cpu_seconds(time_output):
 
 
 def tls_floor(total, work):
-    """Moves `total` bytes once over loopback TLS 1.3 with plain OpenSSL (Python ssl), 1 MiB buffers."""
+    """Moves `total` bytes once over loopback TLS 1.3 with plain OpenSSL (Python ssl), 1 MiB
+    buffers. Returns a Meter."""
     cert, key = f"{work}/floor-cert.pem", f"{work}/floor-key.pem"
     if not os.path.exists(cert):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
@@ -189,23 +213,23 @@ def tls_floor(total, work):
     thread.start()
     chunk = os.urandom(1 << 20)
     with client_ctx.wrap_socket(socket.create_connection(("127.0.0.1", port))) as tls:
-        start = time.perf_counter()
+        meter = Meter().start()
         sent = 0
         while sent < total:
             n = min(len(chunk), total - sent)
             tls.sendall(chunk[:n])
             sent += n
         thread.join()  # the receiver has every byte
-        elapsed = time.perf_counter() - start
+        meter.stop()
     listener.close()
-    return elapsed
+    return meter
 
 
 def files_floor(images, folder, as_hp_sync):
     """Writes `images` (name -> bytes) as durable files in a new folder: each written, then
     fsynced and closed on a pool of 8 threads while the next ones are written (as hp-sync's image
     flusher does), then the folder fsynced once. With `as_hp_sync`, each is written as a
-    temporary and renamed into place once fsynced, as hp-sync's store does. Returns seconds; the
+    temporary and renamed into place once fsynced, as hp-sync's store does. Returns a Meter; the
     folder is removed after."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -217,7 +241,7 @@ def files_floor(images, folder, as_hp_sync):
 
     os.makedirs(folder)
     os.sync()
-    start = time.perf_counter()
+    meter = Meter().start()
     with ThreadPoolExecutor(max_workers=8) as pool:
         pending = []
         for name, data in images.items():
@@ -230,15 +254,16 @@ def files_floor(images, folder, as_hp_sync):
     dfd = os.open(folder, os.O_RDONLY)
     os.fsync(dfd)
     os.close(dfd)
-    elapsed = time.perf_counter() - start
+    meter.stop()
     shutil.rmtree(folder)
-    return elapsed
+    return meter
 
 
 def sqlite_floor(binary, items, images, store):
     """Inserts one row per item into the item table of a store that `binary init` made (so the
     schema is hp-sync's own, whatever its migrations are), in one transaction, WAL, synchronous =
-    FULL, the writer's 20 MiB page cache, keys in the order a pull receives them. Returns seconds."""
+    FULL, the writer's 20 MiB page cache, keys in the order a pull receives them. Returns a Meter
+    (its CPU includes Python's handing of each row to SQLite)."""
     import sqlite3
     subprocess.run([binary, "init", "--store", store], check=True, capture_output=True)
     db = sqlite3.connect(os.path.join(store, "store.sqlite"), isolation_level=None)
@@ -266,14 +291,23 @@ def sqlite_floor(binary, items, images, store):
         rows.append(tuple(values[c] for c in columns))
     sql = f"INSERT INTO item ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     os.sync()
-    start = time.perf_counter()
+    meter = Meter().start()
     db.execute("BEGIN")
     db.executemany(sql, rows)
     db.execute("COMMIT")
-    elapsed = time.perf_counter() - start
+    meter.stop()
     db.close()
     shutil.rmtree(store)
-    return elapsed
+    return meter
+
+
+def digest_floor(images):
+    """SHA-256 of every image once, in this process (OpenSSL's, through hashlib). Not a floor of
+    the copy itself: what one side's check of the images costs. Returns a Meter."""
+    meter = Meter().start()
+    for data in images.values():
+        hashlib.sha256(data).digest()
+    return meter.stop()
 
 
 class Size:
@@ -291,7 +325,8 @@ class Size:
 class Tool:
     """One tool of the rounds. A subclass gives `name`, `durable`, `kept` (the folders its
     destination is: kept after the full-copy rounds and restored for each incremental round),
-    `fresh()` (an empty destination) and `sync()` ((seconds, peak RSS MB, wire bytes or None))."""
+    `fresh()` (an empty destination) and `sync()` ((seconds, peak RSS MB, wire bytes or None, the
+    machine's CPU seconds over the run))."""
     linked = ()  # the kept folders copied as hard links: see UnisonTool
     wire_prefix = ""  # "~" where the wire bytes are the tool's own counters, read around the run
 
@@ -354,9 +389,10 @@ class HPSyncTool(Tool):
 
     def sync(self):
         served = self.server_cpu()
-        t, rss, out, err = timed([self.bin, "pull", "server", "--json", "--store", self.store])
+        t, rss, out, err, cpu = timed([self.bin, "pull", "server", "--json", "--store", self.store])
         report = json.loads(out)
-        return t, rss, report["bytesReceived"] + report["bytesSent"], cpu_seconds(err) + self.server_cpu() - served
+        processes = cpu_seconds(err) + self.server_cpu() - served
+        return t, rss, report["bytesReceived"] + report["bytesSent"], cpu, processes
 
     def server_cpu(self):
         """CPU seconds (user + system) the `serve` process has used so far."""
@@ -395,11 +431,11 @@ class RsyncTool(Tool):
         self.kept = [self.dst]
 
     def sync(self):
-        t, rss, out, _ = timed(["rsync", "-a", "--delete", "--stats", *(["--fsync"] if self.fsync else []),
+        t, rss, out, _, cpu = timed(["rsync", "-a", "--delete", "--stats", *(["--fsync"] if self.fsync else []),
                                 "-e", self.size.sshd.ssh, self.size.inv.folder + "/", f"127.0.0.1:{self.dst}/"])
         sent = int(re.search(r"Total bytes sent: ([\d,]+)", out).group(1).replace(",", ""))
         recv = int(re.search(r"Total bytes received: ([\d,]+)", out).group(1).replace(",", ""))
-        return t, rss, sent + recv
+        return t, rss, sent + recv, cpu
 
     def fresh(self):
         shutil.rmtree(self.dst, ignore_errors=True)
@@ -420,9 +456,9 @@ class UnisonTool(Tool):
         self.linked = [self.dst]
 
     def sync(self):
-        t, rss, _, _ = timed(["unison", self.size.inv.folder, self.dst, "-batch", "-auto", "-silent",
+        t, rss, _, _, cpu = timed(["unison", self.size.inv.folder, self.dst, "-batch", "-auto", "-silent",
                               "-confirmbigdel=false", "-times", "-log=false", "-ui", "text"], env=self.env)
-        return t, rss, None
+        return t, rss, None, cpu
 
     def fresh(self):
         for path in (self.dst, self.home):
@@ -602,7 +638,7 @@ class SyncthingTool(Tool):
         since = [events[-1]["id"] if events else 0]
         went_idle = [False]
         os.sync()
-        start = time.perf_counter()
+        meter = Meter().start()
         self.rcv.call("PATCH", "/rest/config/folders/bench", {"paused": False})
 
         def synced():
@@ -627,8 +663,8 @@ class SyncthingTool(Tool):
             return c.get("remoteState", "valid") == "valid" and c.get("sequence", sequence) >= sequence
 
         self.rcv.wait("the receiver to be in sync", synced)
-        elapsed = time.perf_counter() - start
-        return elapsed, self.rcv.peak_rss(), self.rcv.wire_bytes() - before
+        meter.stop()
+        return meter.wall, self.rcv.peak_rss(), self.rcv.wire_bytes() - before, meter.cpu
 
     def pause(self):
         self.rcv.call("PATCH", "/rest/config/folders/bench", {"paused": True})
@@ -667,8 +703,8 @@ CASES = ("full copy", "incremental", "no change")
 VM_NOTE = ("note: two properties of this VM skew file timings: its ext4 runs without a journal, so creating "
            "files right after many deletions is slow (each create scans the recently deleted inodes), and the "
            "page cache is paged out after about a minute idle. Every tool pays the same: each round runs every "
-           "tool once, in the same order, on the same data, and each round begins by deleting what the last "
-           "one wrote.")
+           "tool once on the same data, each round starting one tool further on, and each tool begins its "
+           "full copy by deleting what its last one wrote.")
 
 
 def stats(values):
@@ -704,7 +740,7 @@ def run_rounds(size, tools, binaries, runs, skip, images, t0):
           f"imported and scanned in {time.perf_counter() - t0:.1f} s", flush=True)
 
     results = {tool.name: {case: [] for case in CASES} for tool in tools}
-    floors = {"tls": [], "files": [], "renamed": [], "sqlite": []}
+    floors = {"tls": [], "files": [], "renamed": [], "sqlite": [], "digest": []}
     for r in range(runs):
         for tool in rotated(tools, r):
             results[tool.name]["full copy"].append(tool.full())
@@ -713,6 +749,7 @@ def run_rounds(size, tools, binaries, runs, skip, images, t0):
         floors["files"].append(files_floor(images, size.path("floor-files"), as_hp_sync=False))
         floors["renamed"].append(files_floor(images, size.path("floor-files"), as_hp_sync=True))
         floors["sqlite"].append(sqlite_floor(binaries[0][1], inv.items, images, size.path("floor-store")))
+        floors["digest"].append(digest_floor(images))
         print(f"   round {r + 1} of {runs}: full copy and no change done", flush=True)
 
     # Incremental: every destination is kept as the rounds above left it, the source is changed
@@ -775,18 +812,28 @@ def bench_size(label, binaries, runs, work, sshd, skip, markdown):
         return "-" if None in values else f"{tool.wire_prefix}{statistics.median(values) / 1e6:.2f}"
 
     rows.append(["wire MB, full / incr.", *[f"{wire(t, 'full copy')} / {wire(t, 'incremental')}" for t in tools]])
+    rows.append(["CPU-s of the machine, full copy", *[f"{stats([x[3] for x in results[t.name]['full copy']])[0]:.2f}"
+                                                      for t in tools]])
     table(rows, markdown)
 
-    tls, files, renamed, sqlite = (statistics.median(floors[k]) for k in ("tls", "files", "renamed", "sqlite"))
+    def floor_median(kind, what):
+        return statistics.median(getattr(meter, what) for meter in floors[kind])
+
+    tls, files, renamed, sqlite, digest = (floor_median(k, "wall") for k in ("tls", "files", "renamed", "sqlite", "digest"))
     floor = tls + files + sqlite
-    print(f"\n   floors, measured in the same rounds (median of {runs}):")
-    table([["floor", "s"],
-           [f"TLS 1.3 over loopback, the same {total / 1e6:.1f} MB (Python ssl, 1 MiB buffers)", f"{tls:.3f}"],
+    cpu = {k: floor_median(k, "cpu") for k in floors}
+    print(f"\n   floors, measured in the same rounds (median of {runs}; CPU: the whole machine's):")
+    table([["floor", "s", "CPU-s"],
+           [f"TLS 1.3 over loopback, the same {total / 1e6:.1f} MB (Python ssl, 1 MiB buffers)", f"{tls:.3f}",
+            f"{cpu['tls']:.2f}"],
            [f"{len(images):,} durable image files (written, fsynced on 8 threads, one folder fsync)",
-            f"{files:.3f}"],
-           ["  the same, as temporary + fsync + rename, as hp-sync does", f"{renamed:.3f}"],
-           [f"{n_items:,} item rows, hp-sync's schema, one transaction, WAL, synchronous = FULL", f"{sqlite:.3f}"],
-           ["sum: TLS + durable files + rows", f"{floor:.3f}"]], markdown)
+            f"{files:.3f}", f"{cpu['files']:.2f}"],
+           ["  the same, as temporary + fsync + rename, as hp-sync does", f"{renamed:.3f}", f"{cpu['renamed']:.2f}"],
+           [f"{n_items:,} item rows, hp-sync's schema, one transaction, WAL, synchronous = FULL", f"{sqlite:.3f}",
+            f"{cpu['sqlite']:.2f}"],
+           ["sum: TLS + durable files + rows", f"{floor:.3f}", f"{cpu['tls'] + cpu['files'] + cpu['sqlite']:.2f}"],
+           ["not in the sum: SHA-256 of every image once (one side's check)", f"{digest:.3f}",
+            f"{cpu['digest']:.2f}"]], markdown)
     print("\n   full copy / sum of the floors (the sum counts the files written in place, without the renames):")
     table([["", *names], ["full copy / floors", *[f"{median(t, 'full copy') / floor:.2f}" for t in tools]]],
           markdown)
@@ -796,7 +843,7 @@ def bench_size(label, binaries, runs, work, sshd, skip, markdown):
     for tool in tools[:len(binaries)]:
         print(f"   {tool.name} serve peak RSS {tool.server_rss:.1f} MB")
     for tool in tools[:len(binaries)]:
-        cpu = stats([x[3] for x in results[tool.name]["full copy"]])
+        cpu = stats([x[4] for x in results[tool.name]["full copy"]])
         print(f"   {tool.name} CPU of a full copy, client + server: {cpu[0]:.2f} CPU-s ({cpu[1]:.2f}-{cpu[2]:.2f})")
     shutil.rmtree(inv.folder)
 
