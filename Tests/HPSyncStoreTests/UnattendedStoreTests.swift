@@ -53,4 +53,39 @@ import Testing
         try store.removePeer(named: "nas")
         #expect(try store.peerSyncStates().isEmpty)
     }
+
+    @Test func eachOutcomeChangesOnlyItsOwnColumnsOfItsOwnDirection() throws {
+        let dir = TempDirectory()
+        let clock = TestClock()
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        try store.addPeer(Peer(name: "nas", nodeID: Fixtures.nodeB, permission: .readWrite))
+        let start = Int64(clock.nowMilliseconds())
+        try store.recordSyncSuccess(peer: "nas", direction: .pull)
+        clock.advance(milliseconds: 1_000)
+        try store.recordServed(peer: "nas", direction: .pull)
+        clock.advance(milliseconds: 1_000)
+        try store.recordSyncFailure(peer: "nas", direction: .pull, message: String(repeating: "x", count: 1_500))
+        clock.advance(milliseconds: 1_000)
+        try store.recordServed(peer: "nas", direction: .push)
+
+        var states = try store.peerSyncStates()
+        #expect(states.map(\.direction) == [.pull, .push])
+        #expect(states[0].lastSuccessAt == start)
+        #expect(states[0].lastServedAt == start + 1_000)
+        #expect(states[0].lastFailureAt == start + 2_000)
+        #expect(states[0].lastError == String(repeating: "x", count: 1_000))
+        #expect(states[1].lastSuccessAt == nil)
+        #expect(states[1].lastFailureAt == nil)
+        #expect(states[1].lastError == nil)
+        #expect(states[1].lastServedAt == start + 3_000)
+
+        clock.advance(milliseconds: 1_000)
+        try store.recordSyncSuccess(peer: "nas", direction: .pull)
+        states = try store.peerSyncStates()
+        #expect(states[0].lastSuccessAt == start + 4_000)
+        #expect(states[0].lastError == nil)
+        #expect(states[0].lastFailureAt == start + 2_000)
+        #expect(states[0].lastServedAt == start + 1_000)
+        #expect(states[1].lastServedAt == start + 3_000)
+    }
 }

@@ -29,6 +29,32 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
         self.addedAt = addedAt
     }
 
+    /// The row named `name`, through a cached statement (a sync session looks its peer up by
+    /// name or by node ID; GRDB's query interface built and prepared that query every time).
+    static func fetch(_ db: Database, name: String) throws -> PeerRecord? {
+        let statement = try RawStatement(db, sql: "SELECT \(selection) FROM peer WHERE name = ?1")
+        statement.bind(name, at: 1)
+        return try statement.step() ? PeerRecord(statement) : nil
+    }
+
+    /// The row whose node ID is `nodeID`, as `fetch(_:name:)` reads it.
+    static func fetch(_ db: Database, nodeID: Data) throws -> PeerRecord? {
+        let statement = try RawStatement(db, sql: "SELECT \(selection) FROM peer WHERE nodeID = ?1")
+        statement.bind(nodeID, at: 1)
+        return try statement.step() ? PeerRecord(statement) : nil
+    }
+
+    /// The columns the lookups read, in the order `init(_:)` takes them.
+    private static let selection = "name, nodeID, address, permission, addedAt"
+
+    private init(_ row: borrowing RawStatement) {
+        name = row.text(0)
+        nodeID = row.optionalBlob(1) ?? Data()
+        address = row.optionalText(2)
+        permission = row.text(3)
+        addedAt = row.int64(4)
+    }
+
     func peer() throws -> Peer {
         guard let node = NodeID(bytes: nodeID), let permission = PeerPermission(rawValue: permission) else {
             throw StoreError.database(

@@ -25,35 +25,18 @@ public struct PeerSyncState: Sendable, Equatable {
 extension Store {
     /// Records a successful run; clears the last error of that peer and direction.
     public func recordSyncSuccess(peer: String, direction: SyncDirection) throws {
-        let now = Int64(clock.nowMilliseconds())
-        try write { db in
-            var record = try fetchPeerSync(db, peer: peer, direction: direction)
-            record.lastSuccessAt = now
-            record.lastError = nil
-            try record.save(db)
-        }
+        try record(Outcome.success, peer: peer, direction: direction, message: nil)
     }
 
     /// Records that the peer completed a session this store served (`direction` is the peer's
     /// intent: it pulled from us or pushed to us), for `status` and the gc clamp.
     public func recordServed(peer: String, direction: SyncDirection) throws {
-        let now = Int64(clock.nowMilliseconds())
-        try write { db in
-            var record = try fetchPeerSync(db, peer: peer, direction: direction)
-            record.lastServedAt = now
-            try record.save(db)
-        }
+        try record(Outcome.served, peer: peer, direction: direction, message: nil)
     }
 
     /// Records a failed run and its message.
     public func recordSyncFailure(peer: String, direction: SyncDirection, message: String) throws {
-        let now = Int64(clock.nowMilliseconds())
-        try write { db in
-            var record = try fetchPeerSync(db, peer: peer, direction: direction)
-            record.lastFailureAt = now
-            record.lastError = String(message.prefix(1000))
-            try record.save(db)
-        }
+        try record(Outcome.failure, peer: peer, direction: direction, message: String(message.prefix(1000)))
     }
 
     /// The recorded outcomes of listed peers, by peer name then direction.
@@ -73,8 +56,35 @@ extension Store {
         }
     }
 
-    private func fetchPeerSync(_ db: Database, peer: String, direction: SyncDirection) throws -> PeerSyncRecord {
-        try PeerSyncRecord.fetchOne(db, key: ["peerName": peer, "direction": direction.rawValue])
-            ?? PeerSyncRecord(peerName: peer, direction: direction.rawValue)
+    /// Writes one outcome in one statement: the row is made if missing (its other columns
+    /// NULL) and only the outcome's own columns change. Every pull, push and served session ends
+    /// here; GRDB's fetch and `save` of the record built, prepared and ran two or three queries
+    /// for it.
+    private func record(_ outcome: String, peer: String, direction: SyncDirection, message: String?) throws {
+        let now = Int64(clock.nowMilliseconds())
+        try write { db in
+            let statement = try RawStatement(db, sql: outcome)
+            statement.bind(peer, at: 1)
+            statement.bind(direction.rawValue, at: 2)
+            statement.bind(now, at: 3)
+            if let message { statement.bind(message, at: 4) }
+            _ = try statement.step()
+        }
+    }
+
+    /// The upserts of `record`: ?1 peer, ?2 direction, ?3 now, ?4 the failure's message.
+    private enum Outcome {
+        static let success = """
+            INSERT INTO peerSync (peerName, direction, lastSuccessAt) VALUES (?1, ?2, ?3)
+            ON CONFLICT(peerName, direction) DO UPDATE SET lastSuccessAt = ?3, lastError = NULL
+            """
+        static let served = """
+            INSERT INTO peerSync (peerName, direction, lastServedAt) VALUES (?1, ?2, ?3)
+            ON CONFLICT(peerName, direction) DO UPDATE SET lastServedAt = ?3
+            """
+        static let failure = """
+            INSERT INTO peerSync (peerName, direction, lastFailureAt, lastError) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT(peerName, direction) DO UPDATE SET lastFailureAt = ?3, lastError = ?4
+            """
     }
 }

@@ -43,12 +43,10 @@ extension Store {
     }
 
     public func peer(named name: String) throws -> Peer? {
-        try read { db in try PeerRecord.fetchOne(db, key: name)?.peer() }
+        try read { db in try PeerRecord.fetch(db, name: name)?.peer() }
     }
 
     public func peer(nodeID: NodeID) throws -> Peer? {
-        try read { db in
-            try PeerRecord.filter(PeerRecord.Columns.nodeID == Data(nodeID.bytes)).fetchOne(db)?.peer()
-        }
+        try read { db in try PeerRecord.fetch(db, nodeID: Data(nodeID.bytes))?.peer() }
     }
 }
