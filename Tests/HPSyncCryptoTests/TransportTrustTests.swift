@@ -47,6 +47,31 @@ extension TransportTests {
         }
     }
 
+    @Test func oneIdentitysConnectionsShareOneContextThroughAFailedOne() throws {
+        let server = try TestServer { connection in try? connection.write(Array("hello".utf8)) }
+        defer { server.stop() }
+        let identity = try makeIdentity()
+        identity.prepareClientContext()
+        let prepared = try identity.clientContext()
+        // A server that is not the pinned one is refused after its handshake...
+        #expect(throws: TLSError.self) {
+            try TLSConnection.connect(
+                host: "127.0.0.1", port: server.port, identity: identity, expected: .node(try makeIdentity().nodeID),
+                logger: quietLogger)
+        }
+        // ...and the context it used serves the next connections as before.
+        for _ in 0..<2 {
+            let connection = try TLSConnection.connect(
+                host: "127.0.0.1", port: server.port, identity: identity, expected: .node(server.identity.nodeID),
+                logger: quietLogger)
+            var buffer = [UInt8](repeating: 0, count: 5)
+            let count = try buffer.withUnsafeMutableBytes { try connection.read(into: $0) }
+            #expect(Array(buffer[..<count]) == Array("hello".utf8))
+            connection.close()
+        }
+        #expect(try identity.clientContext() === prepared)
+    }
+
     @Test func firstContactReportsTheServerNodeID() throws {
         let server = try TestServer { _ in }
         defer { server.stop() }

@@ -15,6 +15,7 @@ public final class NodeIdentity: Sendable {
 
     let privateKey: PrivateKey
     let certificate: Certificate
+    private let clientContexts = ClientContextCache()
 
     private init(privateKey: PrivateKey, certificate: Certificate, directory: URL) {
         self.privateKey = privateKey
@@ -22,6 +23,18 @@ public final class NodeIdentity: Sendable {
         self.directory = directory
         self.certificateDER = certificate.der
         self.nodeID = NodeID(certificateDER: certificateDER)
+    }
+
+    /// The context every client connection of this identity uses.
+    func clientContext() throws(TLSError) -> TLSContext {
+        try clientContexts.context(for: self)
+    }
+
+    /// Makes the client context now, on the caller's thread, so that the first `connect` does
+    /// not wait for it: a pull makes it on the thread that loads the identity while the store
+    /// opens. A failure here is left for `connect` to report.
+    public func prepareClientContext() {
+        _ = try? clientContext()
     }
 
     /// The private key's path.

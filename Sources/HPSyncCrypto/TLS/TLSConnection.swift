@@ -50,7 +50,7 @@ public final class TLSConnection: @unchecked Sendable {
         host: String, port: UInt16, identity: NodeIdentity, expected: PeerExpectation,
         timeouts: TLSTimeouts = .init(), logger: Logger
     ) throws(TLSError) -> TLSConnection {
-        let context = try TLSContext(identity: identity, role: .client)
+        let context = try identity.clientContext()
         let fd = try TCPSocket.connect(host: host, port: port, timeout: timeouts.connect)
         let remote = SocketAddress.peer(of: fd)?.description ?? "\(host):\(port)"
         let connection = try handshake(

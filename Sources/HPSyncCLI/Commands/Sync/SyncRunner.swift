@@ -21,10 +21,14 @@ struct SyncRunner {
         _ body: (SyncRunner) throws -> T
     ) throws -> T {
         var logger = storeOptions.makeLogger(default: syncOptions.quiet ? .error : .warning)
-        // The identity (two PEM files, and OpenSSL's first use: ~2 ms) is read while the store
-        // opens; a store that cannot open still says so first.
+        // The identity (two PEM files, and OpenSSL's first use: ~2 ms) is read and its TLS
+        // context made while the store opens; a store that cannot open still says so first.
         let storeURL = storeOptions.storeURL
-        let identityLoad = BackgroundResult { try StoreOptions.loadIdentity(at: storeURL) }
+        let identityLoad = BackgroundResult {
+            let identity = try StoreOptions.loadIdentity(at: storeURL)
+            identity.prepareClientContext()
+            return identity
+        }
         let (lock, store) = try storeOptions.lockAndOpenStore(logger: logger)
         let imageScan = pulls && !syncOptions.dryRun ? EarlyImageScan(store: store) : nil
         return try withExtendedLifetime(lock) {
