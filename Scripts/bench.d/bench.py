@@ -856,7 +856,7 @@ def version(cmd):
 def main():
     args = sys.argv[1:]
     binaries = [("hp-sync", args.pop(0))]
-    runs, skip, markdown = 3, set(), False
+    runs, skip, markdown, parent = 3, set(), False, None
     compare = os.environ.get("HP_SYNC_BIN_BEFORE")
     while any(a.startswith("--") for a in args):
         i = next(i for i, a in enumerate(args) if a.startswith("--"))
@@ -869,6 +869,8 @@ def main():
             skip |= {name.strip().lower() for name in args.pop(i).split(",")}
         elif flag == "--markdown":
             markdown = True
+        elif flag == "--work":
+            parent = args.pop(i)
         else:
             sys.exit(f"unknown option {flag}")
     if compare:
@@ -877,7 +879,7 @@ def main():
     for label in labels:
         if label not in SIZES:
             sys.exit(f"unknown size {label}; use {', '.join(SIZES)}")
-    work = tempfile.mkdtemp(prefix="hp-sync-bench.")
+    work = tempfile.mkdtemp(prefix="hp-sync-bench.", dir=parent)
     sshd = None
     try:
         sshd = SSHD(work)
@@ -888,6 +890,8 @@ def main():
         print(f"peers: {version(['rsync', '--version'])}"
               + ("" if "syncthing" in skip else f"; {version(['syncthing', '--version'])}")
               + ("" if "unison" in skip else f"; {version(['unison', '-version'])}"))
+        filesystem = subprocess.run(["stat", "-f", "-c", "%T", work], capture_output=True, text=True).stdout.strip()
+        print(f"work folder: {work} ({filesystem or 'unknown file system'})")
         print(VM_NOTE)
         for label in labels:
             bench_size(label, binaries, runs, work, sshd, skip, markdown)
