@@ -41,4 +41,25 @@ import Testing
         #expect(second.healed.kept == [item.key.rawValue], "the check was taken: the second pull checks afresh")
         #expect(b.imageBytes(item.key) == photo)
     }
+
+    struct UnreadableImages: Error, Equatable {}
+
+    /// An early check that failed (an unreadable `images/`) fails the pull that takes it before
+    /// anything is applied; the next pull checks afresh.
+    @Test func aFailedEarlyCheckFailsThePullThatTakesItAndTheNextChecksAfresh() throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        try a.allow(b, .read)
+        let photo = jpeg(11)
+        let item = try a.add("photo", image: photo)
+        let failed = BackgroundResult<[ItemKey]> { throw UnreadableImages() }
+        var options = SyncClient.Options()
+        options.imageScan = EarlyImageScan(failed)
+
+        #expect(throws: UnreadableImages()) { try Self.pull(b, from: a, options: options) }
+        #expect(try b.snapshot().isEmpty, "nothing was applied")
+        let second = try Self.pull(b, from: a, options: options)
+        #expect(second.inserted.kept == [item.key.rawValue])
+        #expect(b.imageBytes(item.key) == photo)
+    }
 }
