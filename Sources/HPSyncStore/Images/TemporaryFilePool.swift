@@ -18,7 +18,8 @@ import Foundation
 /// than the images its caller said are coming (`expect`: a sink, as it asks for them), so a
 /// session's last image leaves no spare to remove; `stop()` removes the files not taken. A file
 /// waits at most a minute, far below the sweep's age for temporaries, so another process's sweep
-/// never removes one a session is about to write; one that waited longer is removed and replaced. A crash leaves a few empty temporaries, which the sweep removes.
+/// never removes one a session is about to write; one that waited longer is removed and
+/// replaced. A crash leaves a few empty temporaries, which the sweep removes.
 final class TemporaryFilePool: @unchecked Sendable {
     /// A created, empty temporary.
     struct File {

@@ -225,10 +225,6 @@ extension Store {
 
     /// How far this store has read `peerStore`'s feed in `direction`; 0 if never.
     public func checkpoint(peerStore: StoreID, direction: SyncDirection) throws -> Int64 {
-        try read { db in
-            try Int64.fetchOne(
-                db, sql: "SELECT seq FROM checkpoint WHERE peerStoreID = ? AND direction = ?",
-                arguments: [Data(peerStore.bytes), direction.rawValue]) ?? 0
-        }
+        try read { db in try CheckpointRecord.seq(db, peerStore: peerStore, direction: direction) ?? 0 }
     }
 }

@@ -204,9 +204,7 @@ struct RemoteApply {
         try store.read { db in
             guard options.observed <= (try MetaRecord.load(db)).remoteMark else { return false }
             guard let checkpoint = options.checkpoint else { return true }
-            let stored = try Int64.fetchOne(
-                db, sql: "SELECT seq FROM checkpoint WHERE peerStoreID = ? AND direction = ?",
-                arguments: [Data(checkpoint.peerStore.bytes), checkpoint.direction.rawValue])
+            let stored = try CheckpointRecord.seq(db, peerStore: checkpoint.peerStore, direction: checkpoint.direction)
             return stored == checkpoint.seq
         }
     }
