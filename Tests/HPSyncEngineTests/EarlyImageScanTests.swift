@@ -19,12 +19,17 @@ import Testing
         }
     }
 
-    @Test func theFirstPullTakesTheEarlyCheckAndTheNextChecksAfresh() throws {
+    /// Node a with one item and its photo, which node b may pull.
+    static func aPhotoToPull(_ seed: UInt8) throws -> (a: TestNode, b: TestNode, item: Item, photo: [UInt8]) {
         let a = try TestNode("a")
         let b = try TestNode("b")
         try a.allow(b, .read)
-        let photo = jpeg(9)
-        let item = try a.add("photo", image: photo)
+        let photo = jpeg(seed)
+        return (a, b, try a.add("photo", image: photo), photo)
+    }
+
+    @Test func theFirstPullTakesTheEarlyCheckAndTheNextChecksAfresh() throws {
+        let (a, b, item, photo) = try Self.aPhotoToPull(9)
         try Sync.pull(b, from: a)
         let store = b.store
         let check = BackgroundResult { try store.findMissingImages() }
@@ -47,11 +52,7 @@ import Testing
     /// An early check that failed (an unreadable `images/`) fails the pull that takes it before
     /// anything is applied; the next pull checks afresh.
     @Test func aFailedEarlyCheckFailsThePullThatTakesItAndTheNextChecksAfresh() throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        try a.allow(b, .read)
-        let photo = jpeg(11)
-        let item = try a.add("photo", image: photo)
+        let (a, b, item, photo) = try Self.aPhotoToPull(11)
         let failed = BackgroundResult<[ItemKey]> { throw UnreadableImages() }
         var options = SyncClient.Options()
         options.imageScan = EarlyImageScan(failed)
