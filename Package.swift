@@ -29,11 +29,6 @@ let package = Package(
             name: "CHPSyncSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // A VFS that writes SQLite's WAL in large writes instead of two per page (see its source).
-        .target(
-            name: "CHPSyncWALWriter",
-            dependencies: ["CHPSyncSQLite"]
-        ),
         .target(
             name: "HPSyncCrypto",
             dependencies: [
@@ -55,7 +50,6 @@ let package = Package(
                 // SQLite's C API (the raw statements of the hot paths, the WAL option GRDB does not
                 // set) through this one module, never GRDB's GRDBSQLite beside it.
                 "CHPSyncSQLite",
-                "CHPSyncWALWriter",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -146,7 +140,6 @@ let package = Package(
             name: "HPSyncStoreTests",
             dependencies: [
                 "HPSyncStore",
-                "CHPSyncWALWriter",
                 "HPSyncModel",
                 "HPSyncCrypto",
                 "HPSyncTesting",

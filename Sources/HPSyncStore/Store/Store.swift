@@ -1,5 +1,4 @@
 import CHPSyncSQLite
-import CHPSyncWALWriter
 import Foundation
 import GRDB
 import HPSyncCrypto
@@ -122,16 +121,9 @@ public final class Store: Sendable {
         return store
     }
 
-    /// Makes the WAL writer (CHPSyncWALWriter) SQLite's default VFS, once, before the first
-    /// connection: a commit's pages reach the WAL in writes of up to 64 KiB instead of two writes
-    /// per page (a pull that changes 1,500 pages: 3,000 `pwrite` calls, 7 ms, against 1.6 ms).
-    /// Should it fail, connections use SQLite's own VFS, as before.
-    static let walWriterRegistered: Bool = hp_wal_writer_register() == SQLITE_OK
-
     private static func openPool(_ url: URL, configuration: StoreConfiguration, createIfMissing: Bool) throws
         -> DatabasePool
     {
-        _ = walWriterRegistered
         var config = Configuration()
         config.busyMode = .timeout(configuration.busyTimeoutSeconds)
         config.label = "hp-sync store"
