@@ -34,6 +34,8 @@ struct VerifyCommand: ParsableCommand {
         var repaired: [String]
         /// Not problems (the exit code stays 0): a store that group or others can read.
         var warnings: [String]
+        /// Not problems either: leftover files no item names, which the daily sweep removes.
+        var notes: [String]
         var inFlight: [String]
     }
 
@@ -59,13 +61,14 @@ struct VerifyCommand: ParsableCommand {
                 Document(
                     itemsChecked: report.itemsChecked, imagesChecked: report.imagesChecked, clean: report.isClean,
                     problems: report.problems, repaired: report.repaired, warnings: report.warnings,
-                    inFlight: report.inFlight))
+                    notes: report.notes, inFlight: report.inFlight))
             if !report.isClean { throw VerifyFoundProblems(count: report.problems.count) }
             return
         }
         var lines = report.repaired.map { "repaired: \($0)" }
         lines += report.problems.map { "problem: \($0)" }
         lines += report.warnings.map { "warning: \($0)" }
+        lines += report.notes.map { "note: \($0)" }
         lines += report.inFlight.map { "in flight (left alone): images/\($0)" }
         lines.append(
             "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "

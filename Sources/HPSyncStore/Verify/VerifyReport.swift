@@ -8,7 +8,9 @@ public struct VerifyReport: Sendable, Hashable {
     public var missingImages: [ItemKey] = []
     /// Items whose image file's size or SHA-256 differs from the row.
     public var mismatchedImages: [ItemKey] = []
-    /// Files in `images/` that no row accounts for (not removed).
+    /// Files in `images/` that no row accounts for (not removed): what a crash or power cut
+    /// between a delete's commit and its unlink leaves by design. A note, not a problem: nothing
+    /// names them, and the daily sweep (or `verify --repair`) removes them.
     public var orphans: [String] = []
     /// Journaled image writes not yet finished (not rolled forward).
     public var pending: [ItemKey] = []
@@ -31,8 +33,8 @@ public struct VerifyReport: Sendable, Hashable {
 
     /// No problem remains (in-flight files and repaired problems do not count).
     public var isClean: Bool {
-        integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && orphans.isEmpty
-            && pending.isEmpty && identityProblems.isEmpty
+        integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && pending.isEmpty
+            && identityProblems.isEmpty
     }
 
     /// One line per remaining problem, each saying what to do.
@@ -40,9 +42,16 @@ public struct VerifyReport: Sendable, Hashable {
         integrityErrors.map { "database integrity: \($0); restore the store from a peer" }
             + missingImages.map { "image file of \($0) is missing; \(Self.healing)" }
             + mismatchedImages.map { "image file of \($0) does not match its digest; \(Self.healing)" }
-            + orphans.map { "orphan file images/\($0); `hp-sync verify --repair` removes it" }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
             + identityProblems
+    }
+
+    /// One line per leftover that loses nothing and needs no action (the exit code stays 0).
+    public var notes: [String] {
+        orphans.map {
+            "leftover file images/\($0), named by no item (an interrupted delete or write leaves one); "
+                + "the daily sweep or `hp-sync verify --repair` removes it"
+        }
     }
 
     /// How to get an image back: from a peer by digest, or from the person's own copy.
