@@ -76,3 +76,17 @@ ensure_browser_test_dependencies() {
             || python3 -m pip install --quiet --break-system-packages selenium >&2
     fi
 }
+
+# What the power-cut test needs: FUSE and Debian's pyfuse3 for the system Python (Linux, root,
+# /dev/fuse). Returns 1, saying why, where it cannot run.
+ensure_powercut_dependencies() {
+    if [ "$(uname -s)" != Linux ] || [ "$(id -u)" -ne 0 ] || [ ! -e /dev/fuse ]; then
+        echo "power-cut test: needs Linux, root and /dev/fuse; not run here" >&2
+        return 1
+    fi
+    command -v apt-get >/dev/null && apt_install_missing fuse3 python3-pyfuse3
+    /usr/bin/python3 -c 'import pyfuse3, trio' 2>/dev/null || {
+        echo "power-cut test: Debian's python3-pyfuse3 is missing" >&2
+        return 1
+    }
+}
