@@ -5,11 +5,18 @@ import GRDB
 /// AUTOINCREMENT's read and write of `sqlite_sequence`) for each row. Rows wait here until
 /// they fill a statement; `finish()`, before the transaction commits, writes the rest. Rows
 /// are written in the order they came, so their ids are what one INSERT each gave them.
+///
+/// It also makes the photos linked into `trash/` durable before the rows naming them commit:
+/// a power cut after the commit must not leave a row whose photo's name was never synced (the
+/// power-cut test found exactly that: an acknowledged pull's trashed photo gone, its live file
+/// already replaced, so `trash restore` had nothing to restore).
 struct TrashInsertion: ~Copyable {
     static let rowsPerStatement = 32
 
     private let db: Database
     private var pending: [TrashRecord] = []
+    /// The folder a photo was linked into since the last sync of it.
+    private var unsyncedFolder: String?
 
     init(_ db: Database) {
         self.db = db
@@ -21,9 +28,18 @@ struct TrashInsertion: ~Copyable {
         if pending.count == Self.rowsPerStatement { try write() }
     }
 
-    /// Writes the rows still waiting.
+    /// Notes that a photo was linked into `folder`: `finish()` syncs it.
+    mutating func linked(into folder: String) {
+        unsyncedFolder = folder
+    }
+
+    /// Writes the rows still waiting and syncs the trash folder's new names (before the commit).
     mutating func finish() throws {
         if !pending.isEmpty { try write() }
+        if let folder = unsyncedFolder {
+            try FileIO.syncDirectory(folder)
+            unsyncedFolder = nil
+        }
     }
 
     private mutating func write() throws {

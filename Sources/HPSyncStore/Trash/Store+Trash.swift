@@ -39,10 +39,13 @@ extension Store {
             let folder = trashDirectory
             let target = folder.path + "/" + digest.hex
             let source = images.finalPath(ItemKey(storedCanonical: local.key))
-            if link(source, target) != 0, errno == ENOENT, !FileIO.exists(folder.path) {
-                try? StorePrivacy.makeDirectory(folder)
-                _ = link(source, target)
+            var linked = link(source, target) == 0
+            if !linked, errno == ENOENT, !FileIO.exists(folder.path) {
+                try StorePrivacy.makeDirectory(folder)
+                try FileIO.syncDirectory(directory.path)  // the new folder's own name, once
+                linked = link(source, target) == 0
             }
+            if linked { insertion.linked(into: folder.path) }
         }
         let record = TrashRecord(
             id: nil, key: local.key, name: local.name, serialNumber: local.serialNumber,
