@@ -37,6 +37,16 @@ import Testing
         let port: UInt16
         let storeID = (0..<16).map { _ in UInt8.random(in: 0...255) }
 
+        /// An attacker with an identity of its own that `server` lists as the peer `name`
+        /// (read permission): what it breaks, it breaks as a trusted peer.
+        static func listed(as name: String, on server: BinaryRunner, port: UInt16) throws -> Attacker {
+            let home = server.root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            let identity = try NodeIdentity.create(in: home)
+            try #require(try server.run(["peer", "add", name, identity.nodeID.description]).status == 0)
+            return Attacker(identity: identity, port: port)
+        }
+
         func connect() throws -> TLSConnection {
             let connection = try TLSConnection.connect(
                 host: "127.0.0.1", port: port, identity: identity, expected: .firstContact,

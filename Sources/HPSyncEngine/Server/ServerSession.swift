@@ -17,7 +17,7 @@ public final class ServerSession {
     /// Set by the handshake when the client's clock and ours differ by more than the skew.
     private var clockSkew: ClockSkew?
     private let testHooks: EngineTestHooks
-    private let admit: () -> Bool
+    private let admit: (NodeID) -> Admission.Refusal?
     /// How long the versions a received push deletes or overwrites stay in the trash
     /// (milliseconds; 0 keeps none). Older trash is purged after each push.
     private let keepDeletedMilliseconds: Int64
@@ -25,12 +25,14 @@ public final class ServerSession {
     /// - Parameters:
     ///   - preAuthorizationDeadline: when every frame the client sends before it is authorized
     ///     (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
-    ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
-    ///     and the client is told ERROR_BUSY instead of the server's Hello.
+    ///   - admit: asked once the Hello is accepted, for a session slot of the client's node ID;
+    ///     a refusal (every slot, or that node's share, taken) means the client is told
+    ///     ERROR_BUSY instead of the server's Hello.
     ///   - keepDeletedMilliseconds: the trash retention for what received pushes replace.
     public convenience init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil,
+        admit: @escaping (NodeID) -> Admission.Refusal? = { _ in nil },
         shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0
     ) {
         self.init(
@@ -42,7 +44,8 @@ public final class ServerSession {
     /// The same, with `testHooks` making the session a faulty peer (tests only).
     init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil,
+        admit: @escaping (NodeID) -> Admission.Refusal? = { _ in nil },
         shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0,
         testHooks: EngineTestHooks
     ) {
@@ -126,9 +129,8 @@ public final class ServerSession {
             serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds())
         switch decision {
         case .accept(let reply):
-            guard admit() else {
-                let busy = PeerErrorMessage(
-                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
+            if let refusal = admit(certificateNodeID) {
+                let busy = ServerRefusal.busy(refusal)
                 try? channel.send(.error(busy))
                 throw ServerRefusal(error: busy)
             }
@@ -288,10 +290,4 @@ public final class ServerSession {
             if code == .internalError { channel.closeAfterDraining(for: .seconds(2)) }
         }
     }
-}
-
-/// The server ended the session (refused the Hello, or stopped for shutdown); the client was
-/// already told.
-struct ServerRefusal: Error {
-    let error: PeerErrorMessage
 }
