@@ -282,12 +282,13 @@ public final class ServerSession {
                 default: if code == .internalError { message.message = "server error: \(error)" }
                 }
                 try? channel.send(.error(message))
+                // A client in the middle of a push may have megabytes in flight (image chunks, the
+                // rest of an oversized frame); closing with them unread makes the kernel answer
+                // with a reset, which can overtake the Error, and the client would say "connection
+                // reset" instead of (say) "disk full" or "chunk over the limit" (Protocol.md §8).
+                channel.closeAfterDraining(for: .seconds(2))
             }
-            logger.warning("session failed", metadata: ["error": "\(error)"])
-            // A client in the middle of a push may have megabytes of image chunks in flight;
-            // closing with them unread makes the kernel answer with a reset, which can overtake
-            // the Error, and the client would say "connection reset" instead of (say) "disk full".
-            if code == .internalError { channel.closeAfterDraining(for: .seconds(2)) }
+            logger.warning("session failed", metadata: ["error": "\(error)", "code": "\(code)"])
         }
     }
 }
