@@ -6,6 +6,8 @@ import Hummingbird
 public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
     /// `hp-sync web` refused its `--listen` value.
     case invalidListen(String)
+    /// `hp-sync web` could not listen where it was asked (the port in use, say).
+    case cannotListen(String)
     case badRequest(String)
     case unauthorized
     case forbidden(String)
@@ -17,7 +19,8 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String {
         switch self {
-        case .invalidListen(let message), .badRequest(let message), .forbidden(let message), .notFound(let message),
+        case .invalidListen(let message), .cannotListen(let message), .badRequest(let message), .forbidden(let message),
+            .notFound(let message),
             .tooLarge(let message), .unsupportedMediaType(let message), .busy(let message),
             .internalError(let message):
             message
@@ -36,7 +39,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .busy: .serviceUnavailable
-        case .internalError: .internalServerError
+        case .cannotListen, .internalError: .internalServerError
         }
     }
 
@@ -49,7 +52,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .tooLarge: "Too large"
         case .unsupportedMediaType: "Not a photo"
         case .busy: "The store is busy"
-        case .internalError: "Something went wrong"
+        case .cannotListen, .internalError: "Something went wrong"
         }
     }
 
