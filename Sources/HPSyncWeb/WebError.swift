@@ -56,6 +56,12 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         }
     }
 
+    /// The one message for a photo over the store's limit, wherever it is caught.
+    static func photoTooLarge(limit: Int64) -> WebError {
+        let size = limit >= 1 << 20 && limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return .tooLarge("The photo is larger than this store accepts (\(size)).")
+    }
+
     /// The page for a store error. Paths in the store's messages (an upload's temporary file) are
     /// left out: they mean nothing to the person at the browser.
     static func from(_ error: StoreError) -> WebError {
@@ -70,8 +76,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidSerial(let reason): .badRequest("The serial number is not valid: \(reason).")
         case .notAnImage:
             .unsupportedMediaType("The file is not a photo hp-sync keeps: send a JPEG, PNG, HEIC or GIF.")
-        case .imageTooLarge(_, _, let limit):
-            .tooLarge("The photo is larger than this store accepts (\(limit / (1 << 20)) MiB).")
+        case .imageTooLarge(_, _, let limit): photoTooLarge(limit: limit)
         case .busy:
             .busy("Another command or a sync is writing to the store; try again in a moment.")
         default:
