@@ -27,6 +27,7 @@ enum Assets {
         .card:has(input:checked), tr:has(input:checked) { outline: 3px solid var(--accent); background: #e8f1fc; }
         .card a { color: inherit; text-decoration: none; display: block; }
         .card img, .card .nophoto { width: 100%; aspect-ratio: 4 / 3; object-fit: cover; display: block; background: #e9ecf0; }
+        .card .nophoto { display: flex; }
         .nophoto { display: flex; align-items: center; justify-content: center; color: var(--muted); font-size: .9rem; }
         .card .meta { padding: .5rem .6rem; display: grid; gap: .1rem; }
         .card .name { font-weight: 600; overflow-wrap: anywhere; }

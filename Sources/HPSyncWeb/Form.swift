@@ -106,7 +106,9 @@ struct Form: Sendable {
             let contentStart = headerEnd + 4
             if let (name, filename) = disposition(headers) {
                 if let filename {
-                    if partEnd > contentStart {
+                    // A chosen file of 0 bytes is kept (it gets its own message); an empty part
+                    // without a file name is a file input left empty.
+                    if partEnd > contentStart || !filename.isEmpty {
                         let offset = contentStart - bytes.startIndex
                         form.files[name] = File(
                             filename: filename,

@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// A fragment of HTML. Interpolated strings are escaped; only `HTML` values (built the same
 /// way) go in as they are, so a name like `<script>` or `"quoted"` can only ever be text.
 struct HTML: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
@@ -60,6 +62,18 @@ enum Format {
             grouped.append(character)
         }
         return (value < 0 ? "-$" : "$") + grouped
+    }
+
+    /// A time people read: "2024-01-02 03:04:05 UTC" (no milliseconds, no ISO "T").
+    static func time(_ milliseconds: Int64) -> String {
+        let iso = DateText.iso8601(milliseconds: milliseconds)
+        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(8) + " UTC"
+    }
+
+    /// A version as people read it: when it was made and by which node, not the raw 64-bit
+    /// stamp (whose counter only orders edits within one millisecond).
+    static func version(_ version: Version) -> String {
+        "edited \(time(Int64(clamping: version.stamp.milliseconds))) on node \(version.origin.short)"
     }
 
     /// Percent-encodes a query parameter value (RFC 3986 unreserved bytes stay as they are).

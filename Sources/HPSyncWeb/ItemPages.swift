@@ -4,6 +4,9 @@ import HPSyncStore
 /// Homepwner's detail view, its "new item" form with the photo picker, its delete sheet, and the
 /// page that reports a batch's change set.
 enum ItemPages {
+    /// What the photo inputs offer: every format the store accepts (`Store.isAcceptedImage`).
+    static let photoTypes = "image/jpeg,image/png,image/heic,image/heif,image/gif,.jpg,.jpeg,.png,.heic,.heif,.gif"
+
     /// `imageMissing`: the record names a photo whose file is gone or damaged; the page says so
     /// and how to get it back, instead of showing a broken image.
     static func detail(_ item: Item, csrf: String, notice: HTML? = nil, imageMissing: Bool = false) -> HTML {
@@ -32,7 +35,7 @@ enum ItemPages {
                 <div class="detail">
                 <div>\(photo)
                 <form class="toolbar" method="post" action="/items/\(key)/photo" enctype="multipart/form-data">\(Layout.csrfField(csrf))
-                <input type="file" name="photo" accept="image/jpeg" capture="environment" required aria-label="Photo">
+                <input type="file" name="photo" accept="\(photoTypes)" capture="environment" required aria-label="Photo">
                 <button type="submit">\(item.image == nil ? "Add photo" : "Replace photo")</button></form>
                 \(removePhoto)
                 </div>
@@ -44,10 +47,10 @@ enum ItemPages {
                 <button type="submit" class="primary">Save</button>
                 </form>
                 <div class="panel"><dl class="facts">
-                <dt>Date created</dt><dd>\(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds))</dd>
+                <dt>Date created</dt><dd>\(Format.time(item.dateCreatedMilliseconds))</dd>
                 <dt>Key</dt><dd>\(key)</dd>
                 <dt>Photo</dt><dd>\(imageFact)</dd>
-                <dt>Version</dt><dd>\(String(item.version.stamp.rawValue)) from \(item.version.origin.description)</dd>
+                <dt>Version</dt><dd>\(Format.version(item.version))</dd>
                 </dl></div>
                 <p><a class="button" href="/items/\(key)/delete">Delete…</a></p>
                 </div></div>
@@ -63,7 +66,7 @@ enum ItemPages {
                 <label>Name <input name="name" required maxlength="\(ItemLimits.maxNameBytes)" autofocus></label>
                 <label>Serial number <input name="serial" maxlength="\(ItemLimits.maxSerialBytes)"></label>
                 <label>Value in dollars <input name="value" value="0" inputmode="numeric" pattern="-?[0-9]+" required></label>
-                <label>Photo <input type="file" name="photo" accept="image/jpeg" capture="environment"></label>
+                <label>Photo <input type="file" name="photo" accept="\(photoTypes)" capture="environment"></label>
                 <button type="submit" class="primary">Add</button>
                 </form>
                 """)

@@ -42,7 +42,8 @@ enum SyncPage {
             func last(_ direction: SyncDirection) -> HTML {
                 when(mine.first { $0.direction == direction }?.lastSuccessAt, now: overview.now)
             }
-            let lastSuccess = mine.compactMap(\.lastSuccessAt).max()
+            // As `status` counts it: a session the peer ran with us (its pull, its push) counts too.
+            let lastSuccess = mine.compactMap(\.lastSyncedAt).max()
             let stale: HTML = lastSuccess.map { "\(ago($0, now: overview.now))" } ?? "never synced"
             let failed = mine.filter { $0.lastError != nil }.max { ($0.lastFailureAt ?? 0) < ($1.lastFailureAt ?? 0) }
             let error: HTML =

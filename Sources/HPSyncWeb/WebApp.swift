@@ -83,16 +83,19 @@ public struct WebApp: Sendable {
 
     /// Reads the body (bounded before a byte is stored), parses it and checks the CSRF token.
     func form(_ request: Request, limit: Int) async throws -> Form {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw WebError.tooLarge(
-                "The upload is \(length / (1 << 20)) MiB; this server takes \(limit / (1 << 20)) MiB at most.")
-        }
+        // An upload's limit is the photo's plus room for the form around it: the person is told
+        // the photo's, the one number they can act on (and the one every other message gives).
+        let tooLarge =
+            limit == maxUploadBytes
+            ? WebError.photoTooLarge(limit: worker.store.maxImageBytes)
+            : WebError.tooLarge("The form is larger than this server takes (\(limit / 1024) KiB).")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
         var request = request
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw WebError.tooLarge("The upload is larger than this server takes (\(limit / (1 << 20)) MiB).")
+            throw tooLarge
         }
         let form = try Form.parse(contentType: request.headers[.contentType], body: body)
         guard let csrf = form["csrf"], AccessSecrets.matches(csrf, secrets.csrf) else {
@@ -106,11 +109,13 @@ public struct WebApp: Sendable {
     /// Checks an uploaded photo (size and type sniffed from its bytes, as `image set` does) and
     /// writes it to a private temporary file for the store to copy; nil when no file was chosen.
     func stage(_ file: Form.File?) async throws -> URL? {
-        guard let file, file.bytes.readableBytes > 0 else { return nil }
-        let limit = worker.store.maxImageBytes
-        guard Int64(file.bytes.readableBytes) <= limit else {
-            throw WebError.tooLarge("The photo is larger than this store accepts (\(limit / (1 << 20)) MiB).")
+        // A browser sends an empty part without a file name when no file was chosen.
+        guard let file, !(file.filename.isEmpty && file.bytes.readableBytes == 0) else { return nil }
+        guard file.bytes.readableBytes > 0 else {
+            throw WebError.badRequest("“\(file.filename)” is empty (0 bytes): choose the photo file itself.")
         }
+        let limit = worker.store.maxImageBytes
+        guard Int64(file.bytes.readableBytes) <= limit else { throw WebError.photoTooLarge(limit: limit) }
         guard Store.isAcceptedImage(header: Array(file.bytes.readableBytesView.prefix(16))) else {
             throw WebError.unsupportedMediaType(
                 "“\(file.filename)” is not a photo hp-sync keeps: choose a JPEG (or a PNG, HEIC or GIF).")

@@ -6,6 +6,8 @@ import Hummingbird
 public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
     /// `hp-sync web` refused its `--listen` value.
     case invalidListen(String)
+    /// `hp-sync web` could not listen where it was asked (the port in use, say).
+    case cannotListen(String)
     case badRequest(String)
     case unauthorized
     case forbidden(String)
@@ -17,7 +19,8 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String {
         switch self {
-        case .invalidListen(let message), .badRequest(let message), .forbidden(let message), .notFound(let message),
+        case .invalidListen(let message), .cannotListen(let message), .badRequest(let message), .forbidden(let message),
+            .notFound(let message),
             .tooLarge(let message), .unsupportedMediaType(let message), .busy(let message),
             .internalError(let message):
             message
@@ -36,7 +39,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .busy: .serviceUnavailable
-        case .internalError: .internalServerError
+        case .cannotListen, .internalError: .internalServerError
         }
     }
 
@@ -49,8 +52,14 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .tooLarge: "Too large"
         case .unsupportedMediaType: "Not a photo"
         case .busy: "The store is busy"
-        case .internalError: "Something went wrong"
+        case .cannotListen, .internalError: "Something went wrong"
         }
+    }
+
+    /// The one message for a photo over the store's limit, wherever it is caught.
+    static func photoTooLarge(limit: Int64) -> WebError {
+        let size = limit >= 1 << 20 && limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return .tooLarge("The photo is larger than this store accepts (\(size)).")
     }
 
     /// The page for a store error. Paths in the store's messages (an upload's temporary file) are
@@ -67,8 +76,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidSerial(let reason): .badRequest("The serial number is not valid: \(reason).")
         case .notAnImage:
             .unsupportedMediaType("The file is not a photo hp-sync keeps: send a JPEG, PNG, HEIC or GIF.")
-        case .imageTooLarge(_, _, let limit):
-            .tooLarge("The photo is larger than this store accepts (\(limit / (1 << 20)) MiB).")
+        case .imageTooLarge(_, _, let limit): photoTooLarge(limit: limit)
         case .busy:
             .busy("Another command or a sync is writing to the store; try again in a moment.")
         default:

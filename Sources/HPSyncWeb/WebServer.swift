@@ -25,10 +25,12 @@ public struct WebServer: Sendable {
         let app = try WebApp(worker: worker, secrets: secrets)
         let host = listen.urlHost
         let token = secrets.token
+        let listening = ListeningFlag()
         let application = Application(
             router: app.makeRouter(),
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: "hp-sync"),
             onServerRunning: { channel in
+                listening.set()
                 let port = channel.localAddress?.port ?? 0
                 onListening("http://\(host):\(port)/?token=\(token)")
             },
@@ -38,6 +40,8 @@ public struct WebServer: Sendable {
         } catch {
             app.cleanUp()
             try? await worker.shutdown()
+            // Failing before it listens is failing to listen: the port in use, as `serve` says it.
+            if !listening.isSet { throw Self.cannotListen(on: listen, error) }
             throw error
         }
         app.cleanUp()
@@ -60,6 +64,36 @@ public struct WebServer: Sendable {
         }
         done.wait()
         if let error = outcome.get() { throw error }
+    }
+}
+
+extension WebServer {
+    /// What `hp-sync web` says when it cannot listen: the address, the reason in plain words
+    /// (not NIO's system call), and what to do.
+    static func cannotListen(on address: ListenAddress, _ error: any Error) -> WebError {
+        let reason =
+            (error as? IOError).map { String(cString: strerror($0.errnoCode)).lowercased() } ?? "\(error)"
+        return .cannotListen(
+            "cannot listen on \(address): \(reason); if another program (another `hp-sync web`?) uses that port, "
+                + "stop it or choose another address with --listen 127.0.0.1:PORT (port 0 picks a free one)")
+    }
+}
+
+/// Whether the web server got as far as listening.
+private final class ListeningFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
     }
 }
 

@@ -61,4 +61,33 @@ struct CSVTests {
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("CSV line 2: 'not-a-key' is not an item key"))
     }
+
+    /// Regression (issue 35 §4): a CSV without a `key` column was refused (65); a spreadsheet of
+    /// new items imports as new items, each under a fresh key.
+    @Test func rowsWithoutKeysImportAsNewItems() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        try runner.run(["add", "--name", "Lamp", "--value", "20"])
+        let keyless = try runner.file("new.csv", Array("name,valueInDollars\r\nKettle,30\r\nToaster,25\r\n".utf8))
+        let imported = try runner.run(["import", keyless.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.text.hasPrefix("inserted 2, updated 0, deleted 0"), "\(imported.text)")
+        // An empty key cell in a file with keys is a new item too.
+        let mixed = try runner.file("mixed.csv", Array("key,name\r\n,Radio\r\n".utf8))
+        #expect(try runner.run(["import", mixed.path]).text.hasPrefix("inserted 1, updated 0"))
+        let json = try runner.run(["list", "--json"])
+        let items = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [[String: Any]])
+        #expect(Set(items.compactMap { $0["name"] as? String }) == ["Lamp", "Kettle", "Toaster", "Radio"])
+        #expect(Set(items.compactMap { $0["key"] as? String }).count == 4)
+        #expect(items.first { $0["name"] as? String == "Toaster" }?["valueInDollars"] as? Int == 25)
+
+        let withImage = try runner.file(
+            "image.csv", Array("name,imageSHA256,imageSize\r\nCam,\(String(repeating: "ab", count: 32)),10\r\n".utf8))
+        let refused = try runner.run(["import", withImage.path])
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("CSV line 2: a row without a key cannot name an image"), "\(refused.stderr)")
+        let nameless = try runner.file("nameless.csv", Array("key,value\r\n,1\r\n".utf8))
+        #expect(try runner.run(["import", nameless.path]).status == 65)
+    }
 }

@@ -148,6 +148,37 @@ struct CommandTests {
         #expect(get.stderr.hasPrefix(Self.errorPrefix + "cannot write \(folder.path)"))
         #expect(get.stdout.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        // Regression (issue 35 §4): `export -o DIR` said "NSCocoaErrorDomain error 512"; plain
+        // words now, --force or not, and the folder is left alone.
+        for force in [[], ["--force"]] {
+            let intoFolder = try runner.run(["export", "-o", folder.path] + force)
+            #expect(intoFolder.status == 73, "\(intoFolder.stderr)")
+            #expect(
+                intoFolder.stderr == Self.errorPrefix + "cannot write \(folder.path): it is a folder; give the path of "
+                    + "a file, such as \(folder.path)/inventory.json\n", "\(intoFolder.stderr)")
+            #expect(intoFolder.stdout.isEmpty)
+        }
+        #expect(!export.stderr.contains("NSCocoaErrorDomain"), "\(export.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    /// Regression (issue 35 §4): a --store path that is a file said "create one with `hp-sync
+    /// init`", and that init then failed with 73. It says what the path is, and exits 66.
+    @Test func aStorePathThatIsAFileExits66Plainly() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        let file = try runner.file("not-a-store", Array("hello".utf8))
+        for command in [["list"], ["status"], ["pull", "primary"]] {
+            let result = try runner.run(["--store", file.path] + command, withStore: false)
+            #expect(result.status == 66, "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix(Self.errorPrefix + "\(file.path) is a file, not an hp-sync store"),
+                "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("init --store \(file.path)"), "\(result.stderr)")
+        }
+        let initialized = try runner.run(["--store", file.path, "init"], withStore: false)
+        #expect(initialized.status == 73, "\(initialized.stderr)")
+        #expect(initialized.stderr.contains("it is a file, not a directory"), "\(initialized.stderr)")
     }
 
     @Test func verifyDetectsTampering() throws {

@@ -239,11 +239,7 @@ import Testing
         defer { _ = server.stop() }
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
         // Another trusted peer says Hello and stalls: the one session slot is taken.
-        let holderHome = pair.primary.root.appendingPathComponent("holder")
-        try FileManager.default.createDirectory(at: holderHome, withIntermediateDirectories: true)
-        let holderIdentity = try NodeIdentity.create(in: holderHome)
-        try pair.primary.run(["peer", "add", "holder", holderIdentity.nodeID.description])
-        let attacker = HostileInputTests.Attacker(identity: holderIdentity, port: server.port)
+        let attacker = try HostileInputTests.Attacker.listed(as: "holder", on: pair.primary, port: server.port)
         let holder = try attacker.connect()
         try holder.write(attacker.hello(.pull))
         Thread.sleep(forTimeInterval: 0.3)

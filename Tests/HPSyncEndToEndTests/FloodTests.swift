@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncCrypto
 import HPSyncTesting
 import Testing
 
@@ -45,5 +46,52 @@ import Testing
         let pulled = try pair.backup.run(["pull", "primary"])
         #expect(pulled.status == 75, "a server shedding load is 'try later', not 'fix trust': \(pulled.stderr)")
         #expect(pulled.stderr.contains("busy"), "\(pulled.stderr)")
+    }
+
+    /// Regression (issue 35): an authorized peer that opened 100 sessions and stalled after its
+    /// PullRequest held all 64 session slots of a `serve` with default budgets, and other peers'
+    /// pulls failed with 75. It now holds its share (8 by default); only it is told "busy".
+    @Test func onePeerStallingInManySessionsLocksNoOtherPeerOut() throws {
+        let pair = try SyncCommandTests.Pair()
+        defer { pair.cleanUp() }
+        try pair.primary.run(["add", "--name", "Lamp"])
+        try pair.primary.run(["peer", "add", "backup", pair.backupID])
+        let server = try ServeProcess(pair.primary)
+        defer { _ = server.stop() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+
+        // One session after another, each stalled once the server's manifest page shows it under
+        // way; a refused one is read to its close, so none lingers in the pending budget.
+        let attacker = try HostileInputTests.Attacker.listed(as: "holder", on: pair.primary, port: server.port)
+        var held: [TLSConnection] = []
+        defer { held.forEach { $0.close() } }
+        var refusals: [String] = []
+        for _ in 0..<66 {
+            let connection = try attacker.connect()
+            try connection.write(attacker.hello(.pull))
+            guard case .message(let reply)? = try HostileInputTests.Attacker.readFrame(connection) else {
+                Issue.record("the server closed without a reply")
+                connection.close()
+                break
+            }
+            if case .error(let error)? = reply.body {
+                refusals.append(error.code == .errorBusy ? "busy: \(error.message)" : "\(error.code): \(error.message)")
+                _ = try HostileInputTests.Attacker.outcome(connection)
+                connection.close()
+                continue
+            }
+            held.append(connection)
+            try connection.write(envelopeFrame { $0.pullRequest.sinceSeq = 0 })
+            _ = try HostileInputTests.Attacker.expect(connection) { $0.manifestPage.final }
+        }
+        #expect(held.count == 8, "the default share of one peer")
+        #expect(refusals.count == 58)
+        #expect(
+            refusals.allSatisfy { $0.hasPrefix("busy: ") && $0.contains("--max-sessions-per-peer") },
+            "\(refusals.prefix(2))")
+
+        let pulled = try pair.backup.run(["pull", "primary"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(try pair.backup.run(["list"]).text.contains("Lamp"))
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import HPSyncTesting
 import Testing
 
-/// Issue 14 §2: Docs/restore.md, command for command, with the built binary.
+/// Issue 14 §2: Docs/restore.md, command for command, with the built binary (issue 35 §4: with
+/// `peer set` where it works, and what another peer of the lost primary must do).
 @Suite(.serialized) struct RestoreTests {
     typealias Node = InviteCommandTests.Node
 
@@ -30,8 +31,9 @@ import Testing
     @Test func theDayThePrimaryDies() throws {
         let primary = try Node()
         let backup = try Node()
+        let laptop = try Node()
         let fresh = try BinaryRunner()
-        defer { [primary.runner, backup.runner, fresh].forEach { $0.cleanUp() } }
+        defer { [primary.runner, backup.runner, laptop.runner, fresh].forEach { $0.cleanUp() } }
         // Before: the primary serves, the backup pulls it every hour.
         var keys: [String] = []
         for index in 0..<4 {
@@ -56,6 +58,13 @@ import Testing
         let before = try Self.inventory(backup)
         let photosBefore = try Self.images(backup)
         #expect(before.count == 25 && photosBefore.count == 3)
+        // A laptop syncs with the primary too; its last edit reached the primary after the
+        // backup's last pull, so the backup never saw it.
+        try primary.run(["peer", "add", "laptop", laptop.id, "--allow", "read-write"])
+        try laptop.run(["peer", "add", "primary", primary.id, "--address", old.address])
+        let laptopEdit = try laptop.run(["add", "--name", "Made on the laptop"]).text
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(try laptop.run(["sync", "primary"]).status == 0)
 
         // The primary's disk dies: its store, identity included, is gone.
         _ = old.stop()
@@ -84,9 +93,7 @@ import Testing
         defer { _ = serving.stop() }
 
         // 3. On the backup: pull from the new primary again, as cron does every hour.
-        #expect(try backup.run(["peer", "rm", "primary"]).status == 0)
-        #expect(
-            try backup.run(["peer", "add", "primary", newPrimary.id, "--address", serving.address]).status == 0)
+        #expect(try backup.run(["peer", "set", "primary", "--address", serving.address]).status == 0)
         let hourly = try backup.run(["pull", "primary", "--json"])
         #expect(hourly.status == 0, "the mass-deletion guard must not trip: \(hourly.stderr)")
         let report = try JSONSerialization.jsonObject(with: hourly.stdout) as? [String: Any]
@@ -103,5 +110,20 @@ import Testing
         let next = try backup.run(["pull", "primary"])
         #expect(next.status == 0)
         #expect(try backup.run(["show", later]).status == 0)
+
+        // 4. On the laptop: the new machine answers where the old one did (here it listens on
+        // another port, so the laptop is pointed there first) and the pin refuses it.
+        try laptop.run(["peer", "set", "primary", "--address", serving.address])
+        let pinned = try laptop.run(["pull", "primary"])
+        #expect(pinned.status == 77, "\(pinned.stderr)")
+        #expect(pinned.stderr.contains("server identity changed"), "\(pinned.stderr)")
+        #expect(try laptop.run(["peer", "rm", "primary"]).status == 0)
+        #expect(
+            try laptop.run(["peer", "add", "primary", newPrimary.id, "--address", serving.address]).status == 0)
+        #expect(try newPrimary.run(["peer", "add", "laptop", laptop.id, "--allow", "read-write"]).status == 0)
+        let synced = try laptop.run(["sync", "primary"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try backup.run(["pull", "primary"]).status == 0)
+        #expect(try backup.run(["show", laptopEdit]).status == 0, "the laptop's edit outlived the old primary")
     }
 }

@@ -111,6 +111,25 @@ import Testing
         let push = try pair.backup.run(["push", "primary"])
         #expect(push.status == 77)
         #expect(push.stderr.contains("not authorized to push"))
+        // Regression (issue 35 §4): the hint was `peer rm` then `peer add`, which discards the
+        // peer's history; the hint's own command must work and keep it.
+        #expect(push.stderr.contains("hp-sync peer set backup --allow read-write"), "\(push.stderr)")
+        #expect(!push.stderr.contains("peer rm"))
+        #expect(try pair.primary.run(["peer", "set", "backup", "--allow", "read-write"]).status == 0)
+        let allowed = try pair.backup.run(["push", "primary"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+    }
+
+    /// Regression (issue 35 §4): the hint for a peer without an address was `peer rm` then
+    /// `peer add`, which discards its history; `peer set` gives it one in place.
+    @Test func aPeerWithoutAnAddressIsToldToSetOne() throws {
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.backup.run(["peer", "add", "primary", pair.primaryID])
+        let pulled = try pair.backup.run(["pull", "primary"])
+        #expect(pulled.status == 64, "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("hp-sync peer set primary --address HOST[:PORT]"), "\(pulled.stderr)")
+        #expect(!pulled.stderr.contains("peer rm"))
     }
 
     @Test func unreachablePeerExits69() throws {

@@ -18,4 +18,19 @@ import Testing
         let badPort = try runner.run(["web", "--listen", "127.0.0.1:http"])
         #expect(badPort.status == 64)
     }
+
+    /// Regression (issue 35 §4): on a port in use `web` exited 70 with "internal error ...
+    /// please report it"; like `serve`, it exits 69 and says what to do.
+    @Test func aPortInUseExits69WithWhatToDo() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try runner.run(["init"])
+        let taken = try SilentListener()
+        let result = try runner.run(["web", "--listen", taken.address])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("hp-sync: error: cannot listen on \(taken.address): "), "\(result.stderr)")
+        #expect(result.stderr.contains("--listen 127.0.0.1:PORT"))
+        #expect(!result.stderr.contains("internal error") && !result.stderr.contains("errno"), "\(result.stderr)")
+        #expect(result.text.isEmpty)
+    }
 }

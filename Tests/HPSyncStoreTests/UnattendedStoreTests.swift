@@ -54,6 +54,20 @@ import Testing
         #expect(try store.peerSyncStates().isEmpty)
     }
 
+    /// Regression (issue 35 §4): after `peer rm` and a `peer add` of the name with another node
+    /// ID, `status` showed the old machine's last error, and its last sync counted for gc.
+    @Test func aPeerAddedAgainUnderItsNameStartsWithNoHistory() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir, clock: TestClock())
+        try store.addPeer(Peer(name: "nas", nodeID: Fixtures.nodeB, permission: .read))
+        try store.recordSyncSuccess(peer: "nas", direction: .push)
+        try store.recordServed(peer: "nas", direction: .pull)
+        try store.recordSyncFailure(peer: "nas", direction: .pull, message: "server identity changed")
+        try store.removePeer(named: "nas")
+        try store.addPeer(Peer(name: "nas", nodeID: NodeID(certificateDER: Array("node C".utf8)), permission: .read))
+        #expect(try store.peerSyncStates().isEmpty)
+    }
+
     @Test func eachOutcomeChangesOnlyItsOwnColumnsOfItsOwnDirection() throws {
         let dir = TempDirectory()
         let clock = TestClock()

@@ -19,7 +19,7 @@ struct ExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let output { try Output.checkOverwrite(output, force: force) }
+        if let output { try Output.checkOverwrite(output, force: force, fileName: "inventory.\(format)") }
         let store = try options.openStore()
         let imagesURL = images.map { URL(fileURLWithPath: $0, isDirectory: true) }
         var leftOut: [ImageLeftOut] = []

@@ -39,9 +39,7 @@ func makeNodeIdentity(in directory: URL) throws -> NodeID {
     } catch {
         // Foundation's own text ("Error Domain=NSCocoaErrorDomain Code=642 ...") means nothing
         // to a person; the POSIX reason underneath does.
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        let reason = underlying.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
-        throw StoreError.cannotCreate(path: directory.path, reason: reason)
+        throw StoreError.cannotCreate(path: directory.path, reason: Output.plainReason(error))
     }
     if let existing = try? NodeIdentity.load(from: directory) { return existing.nodeID }
     return try NodeIdentity.create(in: directory).nodeID

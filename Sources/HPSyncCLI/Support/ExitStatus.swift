@@ -5,6 +5,7 @@ import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTransfer
+import HPSyncWeb
 
 /// The exit codes of `hp-sync`, following sysexits.h so scripts and cron can tell failures apart.
 ///
@@ -65,8 +66,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .dataError: return "bad input data: malformed or unknown key, non-image file, bad import file"
         case .noInput: return "missing input: no store here, missing file or folder"
         case .unavailable:
-            return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering; `serve` cannot "
-                + "listen (port in use)"
+            return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering; `serve` or "
+                + "`web` cannot listen (port in use)"
         case .software: return "internal error (a bug) or damaged database (please report it; run `hp-sync verify`)"
         case .cannotCreate: return "cannot create: the store or an output file exists or cannot be written"
         case .ioError:
@@ -101,6 +102,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case is ItemKeyError, is NodeIDError: return .dataError
         case is VerifyFoundProblems: return .verifyFoundProblems
         case let error as CommandFailure: return error.status
+        case WebError.cannotListen: return .unavailable
+        case WebError.invalidListen: return .usage
         case let error as TLSError: return of(error)
         case let error as SyncError: return of(error)
         // A peer that vanishes mid-frame (killed, cable pulled) is unreachable, not a liar.
@@ -118,7 +121,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     static func of(_ error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash: return .noInput
+        case .noStore, .storeIsAFile, .missingImageFile, .missingImportFile, .missingImportImage, .notInTrash:
+            return .noInput
         // A name the person typed that names nothing here: the command line was wrong.
         case .unknownPeer, .unknownInvitation: return .usage
         case .storeExists, .cannotCreate: return .cannotCreate

@@ -51,20 +51,37 @@ enum Output {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CommandFailure(
-                status: .cannotCreate,
-                description: "cannot write \(path): \(error.localizedDescription); check the path")
+                status: .cannotCreate, description: "cannot write \(path): \(plainReason(error)); check the path")
         }
     }
 
-    /// Refuses (exit 73) to replace an existing file unless `force`, as the README promises. A
-    /// directory there is left to the write, which fails naming it ("cannot write").
-    static func checkOverwrite(_ path: String, force: Bool) throws {
+    /// Refuses (exit 73) to replace an existing file unless `force`, as the README promises, and
+    /// a folder where the file should go whatever `force` says (it cannot be replaced).
+    /// `fileName` is an example of a file in that folder, for the message.
+    static func checkOverwrite(_ path: String, force: Bool, fileName: String = "FILE") throws {
         var isDirectory: ObjCBool = false
-        guard !force, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
-        else { return }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+        if isDirectory.boolValue {
+            let example = URL(fileURLWithPath: path).appendingPathComponent(fileName).path
+            throw CommandFailure(
+                status: .cannotCreate,
+                description: "cannot write \(path): it is a folder; give the path of a file, such as \(example)")
+        }
+        guard !force else { return }
         throw CommandFailure(
             status: .cannotCreate,
             description: "\(path) exists; give --force to overwrite it, or choose another path")
+    }
+
+    /// Why a file operation failed, in words: the POSIX reason beneath Foundation's error
+    /// ("No such file or directory", not "NSCocoaErrorDomain error 4").
+    static func plainReason(_ error: any Error) -> String {
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(error.code))) }
+        return error.localizedDescription
     }
 
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {

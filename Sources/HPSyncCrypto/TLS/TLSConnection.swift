@@ -23,6 +23,8 @@ public final class TLSConnection: @unchecked Sendable {
     private var isClosed = false
     /// Set after a fatal TLS or socket error; OpenSSL forbids SSL_shutdown after one.
     var isBroken = false
+    /// Set once our close_notify is out (`closeAfterDraining`): `close()` does not send another.
+    private var closeNotifySent = false
 
     init(ssl: OpaquePointer, fd: Int32, remote: String, peerNodeID: NodeID, idleTimeout: Duration, logger: Logger) {
         self.ssl = ssl
@@ -79,16 +81,23 @@ public final class TLSConnection: @unchecked Sendable {
         defer { lifecycle.unlock() }
         if isClosed { return }
         isClosed = true
-        if !isBroken {
+        if !isBroken && !closeNotifySent {
             sendCloseNotify()
         }
         POSIX.closeDescriptor(fd)
     }
 
-    /// Reads and discards what the peer still sends until it closes, fails or `duration` has
-    /// passed, then closes ("lingering close"): closing with unread bytes makes the kernel send a
-    /// reset, which can overtake the last message we sent.
+    /// Ends the connection after our last message (an Error) so that the peer reads it
+    /// ("lingering close", Protocol.md §8): shuts down writing (close_notify), then reads and
+    /// discards what the peer still sends until it closes, fails or `duration` has passed, then
+    /// closes. Closing with unread bytes makes the kernel send a reset, which can overtake the
+    /// last message we sent; the close_notify first tells a peer still writing that we are done.
     public func closeAfterDraining(for duration: Duration) {
+        guard isOpen else { return }
+        if !isBroken {
+            sendCloseNotify()
+            closeNotifySent = true
+        }
         let deadline = ContinuousClock.now + duration
         var scratch = [UInt8](repeating: 0, count: 64 << 10)
         while ContinuousClock.now < deadline {

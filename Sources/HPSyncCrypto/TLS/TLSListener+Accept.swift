@@ -13,7 +13,7 @@ extension TLSListener {
     /// Each connection's handshake (bounded by the handshake timeout) and then `handler` run on
     /// a dedicated thread, so a slow or failing client never blocks the others. The connection
     /// is closed, and its place in the budgets released, when `handler` returns. The handler
-    /// calls `admission.authorize()` once the peer is known to be served (see `Admission`).
+    /// calls `admission.authorize(peer:)` once the peer is known to be served (see `Admission`).
     public func run(handler: @escaping @Sendable (TLSConnection, Admission) -> Void) throws(TLSError) {
         state.lock()
         if running || stopped {
@@ -122,19 +122,23 @@ extension TLSListener {
         return Admission(source: source, listener: self)
     }
 
-    /// Moves `admission` from pending to a session slot if one is free (`Admission.authorize`).
-    func promote(_ admission: Admission) -> Bool {
+    /// Moves `admission` from pending to a session slot of `peer` if one is free
+    /// (`Admission.authorize(peer:)`).
+    func promote(_ admission: Admission, peer: String) throws(Admission.Refusal) {
         state.lock()
         defer { state.unlock() }
         switch admission.stage {
-        case .session: return true
-        case .released: return false
+        case .session: return
+        case .released: throw .serverFull(sessions: sessions)
         case .pending:
-            guard sessions < limits.sessions else { return false }
+            let held = sessionsByPeer[peer, default: 0]
+            guard held < limits.sessionsPerPeer else { throw .peerFull(held: held) }
+            guard sessions < limits.sessions else { throw .serverFull(sessions: sessions) }
             sessions += 1
+            sessionsByPeer[peer] = held + 1
             leavePending(admission.source)
             admission.stage = .session
-            return true
+            admission.peer = peer
         }
     }
 
@@ -143,7 +147,12 @@ extension TLSListener {
         state.lock()
         switch admission.stage {
         case .pending: leavePending(admission.source)
-        case .session: sessions -= 1
+        case .session:
+            sessions -= 1
+            if let peer = admission.peer {
+                let left = sessionsByPeer[peer, default: 1] - 1
+                sessionsByPeer[peer] = left > 0 ? left : nil
+            }
         case .released: break
         }
         admission.stage = .released

@@ -14,7 +14,8 @@ import Logging
 /// `ConnectionLimits` bound them: a connection past the pending budget or its address's cap is
 /// closed at once, before any TLS work (the client sees the connection end during the
 /// handshake, which it treats as "busy, try later"); an authorized session past the session
-/// budget is the handler's to refuse politely (`Admission.authorize()` returns false).
+/// budget, or past its peer's share of it, is the handler's to refuse politely
+/// (`Admission.authorize(peer:)` throws).
 public final class TLSListener: @unchecked Sendable {
     /// The addresses actually bound, with the kernel's port when 0 was asked for.
     public let boundAddresses: [(host: String, port: UInt16)]
@@ -32,6 +33,8 @@ public final class TLSListener: @unchecked Sendable {
     var sessions = 0
     var pending = 0
     var pendingByAddress: [String: Int] = [:]
+    /// Session slots held by each peer (`Admission.authorize(peer:)`).
+    var sessionsByPeer: [String: Int] = [:]
     /// Connections closed unserved since the last warning (the log says it once a while, not
     /// once per connection of a flood).
     var refusedSinceWarning = 0

@@ -82,7 +82,7 @@ public enum ConnectError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .peerWithoutAddress(let name):
             return
-                "peer '\(name)' has no address; give it one with: hp-sync peer rm \(name) && hp-sync peer add \(name) NODE-ID --address HOST[:PORT]"
+                "peer '\(name)' has no address; give it one with: hp-sync peer set \(name) --address HOST[:PORT]"
         case .badAddress(let text):
             return "'\(text)' is neither a known peer name nor a HOST[:PORT] address; see `hp-sync peer list`"
         case .unknownPeerName(let name, let known, let closest):

@@ -233,7 +233,12 @@ public final class SyncClient {
         do {
             try body()
         } catch {
-            if let message = PeerErrorMessage(endingSessionFor: error) { try? channel.send(.error(message)) }
+            if let message = PeerErrorMessage(endingSessionFor: error) {
+                try? channel.send(.error(message))
+                // The server may still be sending (the rest of an oversized frame, chunks): a
+                // close with them unread could reset the connection before it reads the Error.
+                channel.closeAfterDraining(for: .seconds(2))
+            }
             throw error
         }
     }

@@ -17,7 +17,7 @@ public final class ServerSession {
     /// Set by the handshake when the client's clock and ours differ by more than the skew.
     private var clockSkew: ClockSkew?
     private let testHooks: EngineTestHooks
-    private let admit: () -> Bool
+    private let admit: (NodeID) -> Admission.Refusal?
     /// How long the versions a received push deletes or overwrites stay in the trash
     /// (milliseconds; 0 keeps none). Older trash is purged after each push.
     private let keepDeletedMilliseconds: Int64
@@ -25,12 +25,14 @@ public final class ServerSession {
     /// - Parameters:
     ///   - preAuthorizationDeadline: when every frame the client sends before it is authorized
     ///     (its Hello, and a join's JoinRequest) must have arrived; nil for no limit.
-    ///   - admit: asked once the Hello is accepted, for a session slot; false means "all taken",
-    ///     and the client is told ERROR_BUSY instead of the server's Hello.
+    ///   - admit: asked once the Hello is accepted, for a session slot of the client's node ID;
+    ///     a refusal (every slot, or that node's share, taken) means the client is told
+    ///     ERROR_BUSY instead of the server's Hello.
     ///   - keepDeletedMilliseconds: the trash retention for what received pushes replace.
     public convenience init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil,
+        admit: @escaping (NodeID) -> Admission.Refusal? = { _ in nil },
         shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0
     ) {
         self.init(
@@ -42,7 +44,8 @@ public final class ServerSession {
     /// The same, with `testHooks` making the session a faulty peer (tests only).
     init(
         store: Store, logger: Logger, software: String = "hp-sync \(HPSyncVersion.current)",
-        preAuthorizationDeadline: ContinuousClock.Instant? = nil, admit: @escaping () -> Bool = { true },
+        preAuthorizationDeadline: ContinuousClock.Instant? = nil,
+        admit: @escaping (NodeID) -> Admission.Refusal? = { _ in nil },
         shouldStop: @escaping @Sendable () -> Bool = { false }, keepDeletedMilliseconds: Int64 = 0,
         testHooks: EngineTestHooks
     ) {
@@ -126,9 +129,8 @@ public final class ServerSession {
             serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds())
         switch decision {
         case .accept(let reply):
-            guard admit() else {
-                let busy = PeerErrorMessage(
-                    code: .busy, message: "the server is serving its maximum number of sessions; try again in a minute")
+            if let refusal = admit(certificateNodeID) {
+                let busy = ServerRefusal.busy(refusal)
                 try? channel.send(.error(busy))
                 throw ServerRefusal(error: busy)
             }
@@ -280,18 +282,13 @@ public final class ServerSession {
                 default: if code == .internalError { message.message = "server error: \(error)" }
                 }
                 try? channel.send(.error(message))
+                // A client in the middle of a push may have megabytes in flight (image chunks, the
+                // rest of an oversized frame); closing with them unread makes the kernel answer
+                // with a reset, which can overtake the Error, and the client would say "connection
+                // reset" instead of (say) "disk full" or "chunk over the limit" (Protocol.md §8).
+                channel.closeAfterDraining(for: .seconds(2))
             }
-            logger.warning("session failed", metadata: ["error": "\(error)"])
-            // A client in the middle of a push may have megabytes of image chunks in flight;
-            // closing with them unread makes the kernel answer with a reset, which can overtake
-            // the Error, and the client would say "connection reset" instead of (say) "disk full".
-            if code == .internalError { channel.closeAfterDraining(for: .seconds(2)) }
+            logger.warning("session failed", metadata: ["error": "\(error)", "code": "\(code)"])
         }
     }
-}
-
-/// The server ended the session (refused the Hello, or stopped for shutdown); the client was
-/// already told.
-struct ServerRefusal: Error {
-    let error: PeerErrorMessage
 }

@@ -6,7 +6,8 @@ import Logging
 import Synchronization
 
 /// `hp-sync serve`: accepts TLS connections and runs one `ServerSession` per connection on its
-/// own thread, refuses authorized clients past the session limit with ERROR_BUSY, and shuts
+/// own thread, refuses authorized clients past the session limit (or past their node's share of
+/// it) with ERROR_BUSY, and shuts
 /// down gracefully. Connections that have not said an authorized Hello yet live in the
 /// listener's separate pending budget (`ConnectionLimits`).
 public final class SyncServer: Sendable {
@@ -57,7 +58,12 @@ public final class SyncServer: Sendable {
             // held by a silent or trickling client.
             ServerSession(
                 store: store, logger: log, preAuthorizationDeadline: .now + handshakeTimeout,
-                admit: { admission.authorize() }, shouldStop: isStopping, keepDeletedMilliseconds: keepDeleted
+                admit: { node in
+                    do throws(Admission.Refusal) {
+                        try admission.authorize(peer: node.description)
+                        return nil
+                    } catch { return error }
+                }, shouldStop: isStopping, keepDeletedMilliseconds: keepDeleted
             )
             .serve(FramedChannel(stream: connection), certificateNodeID: connection.peerNodeID)
         }

@@ -65,7 +65,7 @@ public enum ServerHandshake {
                 PeerErrorMessage(
                     code: .readOnly,
                     message:
-                        "not authorized to push: peer '\(peer.name)' may only pull; to allow pushes, run on the server: hp-sync peer rm \(peer.name) && hp-sync peer add \(peer.name) \(certificateNodeID) --allow read-write"
+                        "not authorized to push: peer '\(peer.name)' may only pull; to allow pushes, run on the server: hp-sync peer set \(peer.name) --allow read-write (it keeps the peer's history)"
                 ))
         }
         let reply = HelloMessage(

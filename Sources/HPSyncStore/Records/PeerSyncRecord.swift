@@ -20,4 +20,13 @@ struct PeerSyncRecord: Codable, FetchableRecord, PersistableRecord {
     var lastError: String?
     /// When this store, serving, last completed a session of this intent with the peer.
     var lastServedAt: Int64?
+
+    /// Forgets what was recorded under the peer name `name`. The history belongs to the peer
+    /// entry (its node ID), not to the name: a peer removed and added again, perhaps as another
+    /// machine, starts with none, so `status` shows no old machine's error and gc's peer rule
+    /// counts no sync the new one never made. Adding clears too, for rows an older release
+    /// left behind when it removed a peer.
+    static func forget(peer name: String, _ db: Database) throws {
+        _ = try filter(Columns.peerName == name).deleteAll(db)
+    }
 }

@@ -75,6 +75,7 @@ extension Store {
             let name = try Peer.uniqueName(base) { try PeerRecord.fetchOne(db, key: $0) != nil }
             let peer = Peer(name: name, nodeID: joiner, permission: invitation.permission)
             try PeerRecord(peer, addedAt: now).insert(db)
+            try PeerSyncRecord.forget(peer: peer.name, db)
             record.usedAt = now
             record.usedBy = joinerBytes
             try record.update(db)

@@ -14,12 +14,16 @@ extension Store {
             ).fetchCount(db)
             guard clash == 0 else { throw StoreError.peerExists(peer.name) }
             try PeerRecord(peer, addedAt: Int64(clock.nowMilliseconds())).insert(db)
+            try PeerSyncRecord.forget(peer: peer.name, db)
         }
     }
 
-    /// Removes the peer called `name`; an unknown name is an error.
+    /// Removes the peer called `name` and its sync history; an unknown name is an error.
     public func removePeer(named name: String) throws {
-        let removed = try write { db in try PeerRecord.deleteOne(db, key: name) }
+        let removed = try write { db in
+            try PeerSyncRecord.forget(peer: name, db)
+            return try PeerRecord.deleteOne(db, key: name)
+        }
         guard removed else { throw StoreError.unknownPeer(name) }
     }
 

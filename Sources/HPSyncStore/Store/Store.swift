@@ -94,6 +94,11 @@ public final class Store: Sendable {
     ) throws -> Store {
         let databaseURL = directory.appendingPathComponent(databaseName)
         guard FileManager.default.fileExists(atPath: databaseURL.path) else {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            {
+                throw StoreError.storeIsAFile(path: directory.path)
+            }
             throw StoreError.noStore(path: directory.path)
         }
         let tightened = StorePrivacy.tighten(directory)

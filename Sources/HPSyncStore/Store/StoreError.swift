@@ -5,6 +5,8 @@ import HPSyncModel
 /// Everything the store refuses or fails at, each with a message that says what to do.
 public enum StoreError: Error, CustomStringConvertible, Equatable {
     case noStore(path: String)
+    /// The store's path names a file, not a directory: `init` cannot make a store there either.
+    case storeIsAFile(path: String)
     case storeExists(path: String)
     case cannotCreate(path: String, reason: String)
     case io(path: String, reason: String)
@@ -43,6 +45,9 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .noStore(let path):
             return "no hp-sync store at \(path); create one with `hp-sync init --store \(path)` or pass --store"
+        case .storeIsAFile(let path):
+            return "\(path) is a file, not an hp-sync store (a store is a directory); pass --store with the store's "
+                + "directory, or with a new path for `hp-sync init`"
         case .storeExists(let path):
             return "a store already exists at \(path); use it as it is, or choose another directory with --store"
         case .cannotCreate(let path, let reason):

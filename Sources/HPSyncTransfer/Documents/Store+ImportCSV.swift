@@ -6,10 +6,11 @@ import HPSyncStore
 /// Reading back a CSV export, typically after editing it in a spreadsheet.
 extension Store {
     /// Imports a CSV file in the export's columns (found by their header names, in any order;
-    /// `key` and `name` are required, other columns are optional, unknown ones ignored). A CSV
-    /// carries no versions: each row that differs from the local item becomes a local edit (a
-    /// new item when the key is new), rows equal to it change nothing, so re-importing a file
-    /// changes nothing. Without an image column the local image stays; an empty one removes it.
+    /// `name` is required, other columns are optional, unknown ones ignored). A CSV carries no
+    /// versions: each row that differs from the local item becomes a local edit (a new item when
+    /// the key is new), rows equal to it change nothing, so re-importing a file changes nothing.
+    /// A row without a key (no `key` column, as in a spreadsheet of new items, or an empty cell)
+    /// becomes a new item under a fresh key. Without an image column the local image stays; an empty one removes it.
     /// `imageMissing` `true` marks an image the export left out: it is recorded as missing.
     public func importCSV(from url: URL, imagesDirectory: URL?) throws -> ChangeSet {
         let exported = try csvChanges(from: url)
@@ -37,8 +38,10 @@ extension Store {
         let rows = try CSVTable.rows(text)
         guard let header = rows.first else { throw StoreError.invalidImport("the CSV file is empty") }
         let columns = Dictionary(header.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        guard columns["key"] != nil, columns["name"] != nil else {
-            throw StoreError.invalidImport("the CSV's first row must name its columns, at least key and name")
+        guard columns["name"] != nil else {
+            throw StoreError.invalidImport(
+                "the CSV's first row must name its columns, at least name (and key, to update items rather than add "
+                    + "new ones)")
         }
         var exported: [ExportedItem] = []
         for (index, row) in rows.dropFirst().enumerated() {
@@ -55,8 +58,18 @@ extension Store {
             return index < row.count ? row[index] : ""
         }
         func fail(_ reason: String) -> StoreError { .invalidImport("CSV line \(line): \(reason)") }
-        guard let keyText = cell("key"), let key = try? ItemKey(keyText) else {
-            throw fail("'\(cell("key") ?? "")' is not an item key")
+        let keyText = cell("key")?.trimmingCharacters(in: .whitespaces) ?? ""
+        let key: ItemKey
+        if keyText.isEmpty {
+            // A new item; its photo could only be found by a key it does not have yet.
+            guard cell("imageSHA256")?.isEmpty ?? true else {
+                throw fail(
+                    "a row without a key cannot name an image; add the photo afterwards with `hp-sync image set`")
+            }
+            key = ItemKey.random()
+        } else {
+            guard let parsed = try? ItemKey(keyText) else { throw fail("'\(keyText)' is not an item key") }
+            key = parsed
         }
         var item = ExportedItem(key: key)
         let local = try self.item(key).flatMap { $0.deleted ? nil : $0 }

@@ -27,7 +27,7 @@ extension ImageCommand {
                 throw CommandFailure(
                     status: .usage, description: "stdout is a terminal; use -o FILE or redirect (> FILE)")
             }
-            if let output { try Output.checkOverwrite(output, force: force) }
+            if let output { try Output.checkOverwrite(output, force: force, fileName: "photo.jpg") }
             let store = try options.openStore()
             let resolved = try store.resolve(prefix: key)
             guard let item = try store.item(resolved), !item.deleted, item.image != nil else {

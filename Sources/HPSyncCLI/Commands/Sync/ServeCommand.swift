@@ -33,6 +33,16 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Most of those sessions one peer (node ID) may hold at once; its next one is told 'busy'.",
+            discussion: """
+                A peer syncs one session at a time; the headroom is for a client retrying after cut \
+                connections the server has not timed out yet. So one peer that opens sessions and \
+                stalls cannot take the slots of the others.
+                """))
+    var maxSessionsPerPeer = ConnectionLimits.defaultSessionsPerPeer
+
+    @Option(
+        help: ArgumentHelp(
             "Most connections still in the TLS handshake or before their Hello, from all addresses.",
             discussion: "Beyond it new connections are closed at once; clients retry them as busy."))
     var maxPending = 64
@@ -67,8 +77,8 @@ struct ServeCommand: ParsableCommand {
         for text in listen where PeerAddress(parsing: text, listening: true) == nil {
             throw ValidationError("--listen '\(text)' is not ADDR[:PORT]")
         }
-        guard maxConnections > 0, maxPending > 0, maxPendingPerAddress > 0 else {
-            throw ValidationError("--max-connections and --max-pending* must be positive")
+        guard maxConnections > 0, maxSessionsPerPeer > 0, maxPending > 0, maxPendingPerAddress > 0 else {
+            throw ValidationError("--max-connections, --max-sessions-per-peer and --max-pending* must be positive")
         }
         try handshakeTimeout.requirePositive("--handshake-timeout")
         try idleTimeout.requirePositive("--idle-timeout")
@@ -80,7 +90,8 @@ struct ServeCommand: ParsableCommand {
         let identity = try options.loadIdentity()
         var configuration = SyncServer.Configuration()
         configuration.limits = ConnectionLimits(
-            sessions: maxConnections, pending: maxPending, pendingPerAddress: maxPendingPerAddress)
+            sessions: maxConnections, sessionsPerPeer: maxSessionsPerPeer, pending: maxPending,
+            pendingPerAddress: maxPendingPerAddress)
         configuration.timeouts.handshake = handshakeTimeout.duration
         configuration.timeouts.idle = idleTimeout.duration
         configuration.shutdownGrace = grace.duration
