@@ -45,7 +45,7 @@ ensure_dependencies() {
     case "$(uname -s)" in
         Linux)
             if command -v apt-get >/dev/null; then
-                apt_install_missing libssl-dev libsqlite3-dev pkg-config openssl python3
+                apt_install_missing libssl-dev libsqlite3-dev pkg-config openssl python3 faketime
             else
                 echo "install OpenSSL 3 and SQLite 3 development files and pkg-config with your package manager" >&2
             fi

@@ -67,6 +67,18 @@ struct BinaryRunner {
         return Result(status: output.status, stdout: output.stdoutData, stderr: output.stderr)
     }
 
+    /// Runs `arguments` as if a few seconds from now (`seconds`), for checks against an age: with
+    /// the clock moved by faketime where it is installed (`Scripts/lib.sh` installs it), else
+    /// after really waiting.
+    @discardableResult
+    func later(_ arguments: [String], seconds: Int = 3) throws -> Result {
+        guard Self.canFakeTime else {
+            Thread.sleep(forTimeInterval: Double(seconds))
+            return try run(arguments)
+        }
+        return try run(arguments, clockOffset: "+\(seconds)s")
+    }
+
     /// The node ID `hp-sync id` prints for this runner's store.
     func nodeID() throws -> String {
         try run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)

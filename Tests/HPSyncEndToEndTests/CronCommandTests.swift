@@ -78,9 +78,7 @@ import Testing
         #expect(fresh.text.contains("peer primary:"))
         #expect(fresh.text.contains("last pull:"))
         #expect(fresh.stderr.isEmpty)
-        // The clock does not move in the test; a check of one second passes after at most a wait.
-        Thread.sleep(forTimeInterval: 2.1)
-        let stale = try backup.run(["status", "--check", "1s"])
+        let stale = try backup.later(["status", "--check", "1s"])
         #expect(stale.status == 1)
         #expect(stale.stderr.contains("primary last synced"))
         #expect(try backup.run(["status", "--check", "1h", "--peer", "nosuch"]).status == 64)

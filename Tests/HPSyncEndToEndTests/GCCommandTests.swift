@@ -17,22 +17,19 @@ import Testing
 
         #expect(try backup.run(["pull", "primary"]).status == 0)
         #expect(try primary.run(["rm", served.keys[0]]).status == 0)
-        // The clock does not move in the test: wait until the deletion is older than 1 s.
-        Thread.sleep(forTimeInterval: 1.2)
-
-        // backup last pulled before the deletion: gc holds back to that moment.
-        let clamped = try primary.run(["gc", "--older-than", "1s"])
+        // backup last pulled before the deletion: gc, a few seconds later, holds back to that moment.
+        let clamped = try primary.later(["gc", "--older-than", "1s"])
         #expect(clamped.status == 0, "\(clamped.stderr)")
         #expect(clamped.text.contains("dropped 0 tombstones"), "\(clamped.text)")
         #expect(clamped.text.contains("held back by peer backup"))
         #expect(clamped.text.contains("hp-sync peer rm backup"))
         #expect(try primary.run(["status"]).text.contains("tombstones: 1"))
 
-        let preview = try primary.run(["gc", "--older-than", "1s", "--force", "--dry-run"])
+        let preview = try primary.later(["gc", "--older-than", "1s", "--force", "--dry-run"])
         #expect(preview.text.contains("would drop 1 tombstone "), "\(preview.text)")
         #expect(try primary.run(["status"]).text.contains("tombstones: 1"))
 
-        let forced = try primary.run(["gc", "--older-than", "1s", "--force"])
+        let forced = try primary.later(["gc", "--older-than", "1s", "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(forced.text.contains("dropped 1 tombstone "), "\(forced.text)")
         #expect(forced.text.contains("GC horizon: "))

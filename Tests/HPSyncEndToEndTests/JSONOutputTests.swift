@@ -55,8 +55,7 @@ struct JSONOutputTests {
 
         try runner.run(["peer", "rm", "backup"])
         try runner.run(["rm", key])
-        Thread.sleep(forTimeInterval: 1.1)
-        let gc = try Self.object(try runner.run(["gc", "--older-than", "1s", "--dry-run", "--json"]))
+        let gc = try Self.object(try runner.later(["gc", "--older-than", "1s", "--dry-run", "--json"]))
         #expect(gc["dryRun"] as? Bool == true && gc["dropped"] as? Int == 1)
     }
 
