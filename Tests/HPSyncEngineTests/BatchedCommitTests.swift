@@ -133,7 +133,7 @@ import Testing
         // flight and the key's committed row still names the old image.
         armed.set(true)
         defer { armed.set(false) }
-        var options = SyncClient.Options()
+        var options = SyncPlan()
         options.commitEvery = 4_000
         let (report, changedBack) = try Self.pull(b, from: a, options: options, onPage: 2) {
             try a.setImage(first.key, jpeg(1))
@@ -148,7 +148,7 @@ import Testing
 
     /// Pulls `a` into `b` over a pipe and runs `change` (once) when manifest page `onPage` arrives.
     static func pull(
-        _ b: TestNode, from a: TestNode, options: SyncClient.Options = .init(), onPage: Int,
+        _ b: TestNode, from a: TestNode, options: SyncPlan = .init(), onPage: Int,
         change: @escaping () throws -> Void
     ) throws -> (SyncReport, changed: Bool) {
         var changed = false
@@ -163,7 +163,7 @@ import Testing
                 }
             }
             return try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: hooked, serverNodeID: a.nodeID, peerName: "a", options: options)
+                over: hooked, serverNodeID: a.nodeID, peerName: "a", plan: options)
         } wrap: {
             $0
         }

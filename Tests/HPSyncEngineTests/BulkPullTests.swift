@@ -28,7 +28,7 @@ import Testing
         let pages = Machine.pages(Self.items(6), perPage: 2)
         for page in pages { _ = try driver.feed(page) }
         #expect(driver.reads.isEmpty)
-        #expect(driver.machine.state.isFinished)
+        #expect(driver.machine.isFinished)
     }
 
     /// `entries_ahead` is the source's word: a huge one must neither trap on overflow nor
@@ -43,7 +43,7 @@ import Testing
         var pages = Machine.pages(Self.items(4), perPage: 2)
         pages[0].entriesAhead = .max
         for page in pages { _ = try driver.feed(page) }
-        #expect(driver.machine.state.isFinished)
+        #expect(driver.machine.isFinished)
         #expect(try #require(driver.machine.sessionKeys).bitCount == SessionKeys.maxBits)
     }
 
@@ -81,9 +81,7 @@ import Testing
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
         configuration.startsEmpty = true
-        configuration.commitEvery = 2
-        configuration.bulkCommitEvery = 8
-        var driver = Machine.Driver(configuration)
+        var driver = Machine.Driver(configuration, batches: BatchPolicy(commitEvery: 2, bulkLimit: 8))
         for page in Machine.pages(Self.items(40), perPage: 2) { _ = try driver.feed(page) }
         #expect(driver.commits.map(\.batch.records.count) == [2, 4, 8, 8, 8, 8, 2])
     }
@@ -100,10 +98,7 @@ import Testing
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
         configuration.startsEmpty = true
-        configuration.commitEvery = 2
-        configuration.bulkCommitEvery = 8
-        configuration.tailEntries = 4
-        var driver = Machine.Driver(configuration)
+        var driver = Machine.Driver(configuration, batches: BatchPolicy(commitEvery: 2, bulkLimit: 8, tailEntries: 4))
         var pages = Machine.pages(Self.items(40), perPage: 2)
         pages[0].entriesAhead = announced
         for page in pages { _ = try driver.feed(page) }
@@ -114,9 +109,7 @@ import Testing
     @Test func aPullIntoAStoreWithRowsKeepsItsBatchSize() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.commitEvery = 2
-        configuration.bulkCommitEvery = 8
-        var driver = Machine.Driver(configuration)
+        var driver = Machine.Driver(configuration, batches: BatchPolicy(commitEvery: 2, bulkLimit: 8))
         for page in Machine.pages(Self.items(8), perPage: 2) { _ = try driver.feed(page) }
         #expect(driver.commits.map(\.batch.records.count) == [2, 2, 2, 2])
     }
@@ -125,10 +118,7 @@ import Testing
         let clock = ManualClock()
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.commitEvery = 100
-        configuration.commitInterval = 50
-        configuration.uptime = { clock.now }
-        var driver = Machine.Driver(configuration)
+        var driver = Machine.Driver(configuration, batches: BatchPolicy(commitEvery: 100, interval: 50)) { clock.now }
         let pages = Machine.pages(Self.items(8), perPage: 2)
         clock.now = 1_000
         #expect(Machine.durableSeq(try driver.feed(pages[0])) == 0)

@@ -10,10 +10,10 @@ import Testing
 /// it as soon as the store is open). The first pull of the run takes what it found; a later
 /// pull (a retry) checks afresh.
 @Suite struct EarlyImageScanTests {
-    static func pull(_ client: TestNode, from server: TestNode, options: SyncClient.Options) throws -> SyncReport {
+    static func pull(_ client: TestNode, from server: TestNode, options: SyncPlan) throws -> SyncReport {
         try Sync.session(client, server, .pipe) { channel in
             try SyncClient(store: client.store, logger: quietLogger).pull(
-                connecting: { channel }, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                connecting: { channel }, serverNodeID: server.nodeID, peerName: server.name, plan: options)
         } wrap: {
             $0
         }
@@ -36,7 +36,7 @@ import Testing
         #expect(try check.wait().isEmpty)
         // Lost after the check ran: a pull that takes the early check does not know yet.
         try FileManager.default.removeItem(at: b.store.imageFileURL(for: item.key))
-        var options = SyncClient.Options()
+        var options = SyncPlan()
         options.imageScan = EarlyImageScan(check)
 
         let first = try Self.pull(b, from: a, options: options)
@@ -54,7 +54,7 @@ import Testing
     @Test func aFailedEarlyCheckFailsThePullThatTakesItAndTheNextChecksAfresh() throws {
         let (a, b, item, photo) = try Self.aPhotoToPull(11)
         let failed = BackgroundResult<[ItemKey]> { throw UnreadableImages() }
-        var options = SyncClient.Options()
+        var options = SyncPlan()
         options.imageScan = EarlyImageScan(failed)
 
         #expect(throws: UnreadableImages()) { try Self.pull(b, from: a, options: options) }

@@ -130,13 +130,13 @@ import Testing
         }
         #expect(throws: ProtocolError.self) {
             try Sync.session(f.b, f.a, .pipe) { channel in
-                var options = SyncClient.Options()
+                var options = SyncPlan()
                 options.commitEvery = 1_000  // commit each page, so the break leaves one applied
-                options.keepReplaced = true
+                options.keepDeletedMilliseconds = 30 * 86_400_000  // `--keep-deleted 30d`
                 return try SyncClient(store: f.b.store, logger: quietLogger).pull(
                     over: ObservingChannel.cut(channel, after: 1, of: Self.isPage), serverNodeID: f.a.nodeID,
                     peerName: "a",
-                    options: options)
+                    plan: options)
             } wrap: {
                 $0
             }
@@ -260,7 +260,7 @@ import Testing
                 .manifestPage(
                     ManifestPage(
                         entries: [], throughSeq: 1, isFinal: false, reconcileHorizon: VersionStamp(rawValue: 5)))))
-        let wasFinal = machine.pageApplied()
+        let wasFinal = machine.frames.pageApplied()
         #expect(!wasFinal)
         #expect(throws: ProtocolError.self) {
             try machine.received(.message(.manifestPage(ManifestPage(entries: [], throughSeq: 2, isFinal: true))))
@@ -291,11 +291,11 @@ import Testing
     /// `Sync.pull` with the trash policy of `--keep-deleted`: what the pull replaces is kept.
     static func pullKeepingReplaced(_ client: TestNode, from server: TestNode) throws -> SyncReport {
         try Sync.session(client, server, .pipe) { channel in
-            var options = SyncClient.Options()
-            options.commitEvery = SinkSession.Batch.entries
-            options.keepReplaced = true
+            var options = SyncPlan()
+            options.commitEvery = BatchPolicy.entries
+            options.keepDeletedMilliseconds = 30 * 86_400_000  // `--keep-deleted 30d`
             return try SyncClient(store: client.store, logger: quietLogger).pull(
-                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                over: channel, serverNodeID: server.nodeID, peerName: server.name, plan: options)
         } wrap: {
             $0
         }

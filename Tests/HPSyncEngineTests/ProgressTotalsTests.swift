@@ -36,11 +36,11 @@ import Testing
         try a.allow(b)
         for i in 0..<1_500 { try a.add("item \(i)") }
         let seen = Mutex<[SyncProgress]>([])
-        var options = SyncClient.Options()
+        var options = SyncPlan()
         options.progress = { progress in seen.withLock { $0.append(progress) } }
         let report = try Sync.session(b, a, .pipe) { channel in
             try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: channel, serverNodeID: a.nodeID, peerName: "a", options: options)
+                over: channel, serverNodeID: a.nodeID, peerName: "a", plan: options)
         } wrap: {
             $0
         }
@@ -57,7 +57,7 @@ import Testing
                 if case .message(.manifestPage(let page)) = frame { announced.append(page.imageBytesAhead) }
             }
             return try SyncClient(store: b.store, logger: quietLogger).pull(
-                over: hooked, serverNodeID: a.nodeID, peerName: "a", options: .init())
+                over: hooked, serverNodeID: a.nodeID, peerName: "a", plan: .init())
         } wrap: {
             $0
         }

@@ -53,9 +53,18 @@ import Testing
         /// source answers every image as missing (staging needs a store).
         var imageRequests: [(wanted: [ImageWanted], afterCommits: Int)] = []
         var frames: [IncomingFrame] = []
+        /// The session's answer to `.decideWhetherToApply`.
+        var applyIf: (Int64) -> Bool = { _ in true }
+        /// The clock guard: why it refuses a version, or nil.
+        var clockGuard: (Version) -> String? = { _ in nil }
+        /// The versions each `.checkClocks` asked about.
+        var clockChecks: [[Version]] = []
 
-        init(_ configuration: SinkStateMachine.Configuration) {
-            machine = SinkStateMachine(configuration)
+        init(
+            _ configuration: SinkStateMachine.Configuration, batches: BatchPolicy? = nil,
+            uptime: @escaping () -> UInt64 = { 0 }
+        ) {
+            machine = SinkStateMachine(configuration, batches: batches, uptime: uptime)
         }
 
         /// Feeds one page and performs what the machine asks until its PageDone; returns it.
@@ -82,6 +91,14 @@ import Testing
                 case .countLiveItems:
                     liveCounts += 1
                     action = machine.liveItemsCounted(liveItems)
+                case .decideWhetherToApply(let tombstones):
+                    action = machine.applyDecided(applyIf(tombstones))
+                case .checkClocks(let versions):
+                    clockChecks.append(versions)
+                    let refusals = versions.enumerated().compactMap { index, version in
+                        clockGuard(version).map { SinkStateMachine.ClockRefusal(index: index, reason: $0) }
+                    }
+                    action = machine.clocksChecked(refusals)
                 case .commit(let batch, let wait):
                     if let batch {
                         endInFlight()
@@ -130,7 +147,7 @@ import Testing
     @Test func version2GathersPagesUntilTheBatchIsFullAndWaitsOnlyAtTheEnd() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.commitEvery = 4
+        configuration.plan.commitEvery = 4
         var driver = Driver(configuration)
         let items = (0..<5).map { _ in Self.item(.random(), at: 10, deleted: true) }
         let pages = Self.pages(items, perPage: 2)
@@ -146,7 +163,7 @@ import Testing
         // The final page needs everything durable.
         #expect(Self.durableSeq(try driver.feed(pages[2])) == 5)
         #expect(driver.commits.map(\.wait) == [false, true])
-        #expect(driver.machine.state.isFinished)
+        #expect(driver.machine.isFinished)
     }
 
     @Test func version1CommitsEveryPageAndWaits() throws {
@@ -193,7 +210,8 @@ import Testing
     @Test func theDeletionGuardStopsBeforeThePageThatWouldTripIt() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.deletionGuard = (MassDeleteGuard(maxDelete: 2), "peer")
+        configuration.plan.massDeleteGuard = MassDeleteGuard(maxDelete: 2)
+        configuration.peer = "peer"
         var driver = Driver(configuration)
         let live = (0..<3).map { _ in Self.item(.random(), at: 10) }
         for item in live { driver.local[item.key] = item }
@@ -218,7 +236,8 @@ import Testing
     @Test func theGuardCountsLiveItemsOnlyWhenThePullCanDelete() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.deletionGuard = (MassDeleteGuard(), "peer")
+        configuration.plan.massDeleteGuard = MassDeleteGuard()
+        configuration.peer = "peer"
         var unchanged = Driver(configuration)
         _ = try unchanged.feed(ManifestPage(entries: [], throughSeq: 0, isFinal: true))
         #expect(unchanged.liveCounts == 0)
@@ -238,10 +257,10 @@ import Testing
         let refused = Self.item(.random(), at: 99, deleted: true)
         var configuration = SinkStateMachine.Configuration()
         configuration.version = ProtocolLimits.heldEntriesVersion
-        configuration.commitEvery = 1
+        configuration.plan.commitEvery = 1
         configuration.checkpoint = (Self.sourceStore, .pull)
-        configuration.clockGuard = { $0 == refused.version ? "stamped ahead" : nil }
         var driver = Driver(configuration)
+        driver.clockGuard = { $0 == refused.version ? "stamped ahead" : nil }
         let items = [Self.item(.random(), at: 10, deleted: true), refused, Self.item(.random(), at: 10, deleted: true)]
         let pages = Self.pages(items + [Self.item(.random(), at: 10, deleted: true)], perPage: 3)
 
@@ -270,8 +289,9 @@ import Testing
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
         configuration.checkpoint = (Self.sourceStore, .pull)
-        configuration.applyIf = { $0 < 5 }
+        configuration.asksBeforeApplying = true
         var driver = Driver(configuration)
+        driver.applyIf = { $0 < 5 }
         var page = Self.pages((0..<2).map { _ in Self.item(.random(), at: 10, deleted: true) }, perPage: 2)[0]
         page.tombstonesAhead = 5
         let pageDone = try driver.feed(page)
@@ -308,7 +328,7 @@ import Testing
         configuration.version = 2
         configuration.checkpoint = (Self.sourceStore, .pull)
         var driver = Driver(configuration)
-        let count = SinkStateMachine.Batch.aheadOfImages
+        let count = BatchPolicy.aheadOfImages
         let page = Self.editsWithNewImages(&driver, count: count, withImages: 2)
         _ = try driver.feed(page)
         try #require(driver.commits.count == 2)
@@ -336,7 +356,7 @@ import Testing
     @Test func onlyAnIncrementalPageWithNothingInFlightIsReadForItsApply() throws {
         var configuration = SinkStateMachine.Configuration()
         configuration.version = 2
-        configuration.commitEvery = 2
+        configuration.plan.commitEvery = 2
         var driver = Driver(configuration)
         let items = (0..<5).map { _ in Self.item(.random(), at: 20) }
         for item in items {
@@ -349,8 +369,7 @@ import Testing
         // page is read while it is in flight.
         #expect(driver.readsForApply.prefix(2) == [true, false])
 
-        configuration.bulkCommitEvery = 4
-        var bulk = Driver(configuration)
+        var bulk = Driver(configuration, batches: BatchPolicy(commitEvery: 2, bulkLimit: 4))
         for item in items {
             bulk.local[item.key] = Self.item(item.key, at: 10)
             bulk.source[item.key] = item
@@ -358,7 +377,7 @@ import Testing
         var first = pages[0]
         first.entriesAhead = 100
         _ = try bulk.feed(first)
-        #expect(bulk.machine.isBulk)
+        #expect(bulk.machine.batches.isBulk)
         #expect(bulk.readsForApply == [false])
     }
 
@@ -379,24 +398,16 @@ import Testing
         configuration.checkpoint = (Self.sourceStore, .pull)
         var small = Driver(configuration)
         _ = try small.feed(
-            Self.editsWithNewImages(&small, count: SinkStateMachine.Batch.aheadOfImages - 1, withImages: 2))
+            Self.editsWithNewImages(&small, count: BatchPolicy.aheadOfImages - 1, withImages: 2))
         #expect(small.commits.count == 1)
         #expect(small.imageRequests.map(\.afterCommits) == [0])
 
-        configuration.bulkCommitEvery = 100
-        var bulk = Driver(configuration)
+        var bulk = Driver(configuration, batches: BatchPolicy(bulkLimit: 100))
         let page = Self.editsWithNewImages(&bulk, count: 200, withImages: 2)
         var announced = page
         announced.entriesAhead = 1_000
         _ = try bulk.feed(announced)
-        #expect(bulk.machine.isBulk)
+        #expect(bulk.machine.batches.isBulk)
         #expect(bulk.commits.count == 1)
-    }
-}
-
-extension SinkStateMachine.State {
-    var isFinished: Bool {
-        if case .finished = self { return true }
-        return false
     }
 }

@@ -72,7 +72,7 @@ import Testing
     @Test func sinkRefusesThroughSeqGoingBackwards() throws {
         var machine = SinkStateMachine()
         _ = try machine.received(.message(.manifestPage(ManifestPage(entries: [], throughSeq: 5, isFinal: false))))
-        _ = machine.pageApplied()
+        _ = machine.frames.pageApplied()
         #expect(throws: ProtocolError.violation("ManifestPage.through_seq went backwards (3 < 5)")) {
             try machine.received(.message(.manifestPage(ManifestPage(entries: [], throughSeq: 3, isFinal: true))))
         }

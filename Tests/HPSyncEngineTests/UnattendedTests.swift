@@ -53,14 +53,14 @@ final class Dialer: @unchecked Sendable {
 /// A pull as `hp-sync pull` runs it (`SyncRun`): under `rule`, with the store's trash policy.
 func runPull(
     _ sink: TestNode, from source: TestNode, over dialer: Dialer, peerName: String, guard rule: MassDeleteGuard?,
-    configure: (inout SyncRun.Options) -> Void = { _ in }
+    configure: (inout SyncPlan) -> Void = { _ in }
 ) throws -> SyncReport {
-    var options = SyncRun.Options()
+    var options = SyncPlan()
     options.massDeleteGuard = rule
     configure(&options)
     return try SyncRun(
         store: sink.store, peer: SyncRun.Peer(name: peerName, nodeID: source.nodeID), connect: dialer.connect,
-        options: options, logger: quietLogger
+        plan: options, logger: quietLogger
     ).pull()
 }
 
@@ -206,7 +206,7 @@ func runPull(
         defer { dialer.finish() }
         let report = try runPull(b, from: a, over: dialer, peerName: "a", guard: nil) { options in
             options.retryPolicy = RetryPolicy(retries: 2, initialDelay: .zero)
-            options.session.commitEvery = 1_000  // every page, so the cut leaves a checkpoint to resume from
+            options.commitEvery = 1_000  // every page, so the cut leaves a checkpoint to resume from
         }
         #expect(dialer.count == 2)
         #expect(report.manifestEntries <= 1_500, "the retry resumed from the checkpoint")
@@ -246,15 +246,15 @@ func runPull(
         -> [SyncProgress]
     {
         let seen = Mutex<[SyncProgress]>([])
-        var options = SyncClient.Options()
+        var options = SyncPlan()
         options.progress = { progress in seen.withLock { $0.append(progress) } }
         _ = try Sync.session(client, server, .pipe) { channel in
             let syncClient = SyncClient(store: client.store, logger: quietLogger)
             return direction == .pull
                 ? try syncClient.pull(
-                    over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                    over: channel, serverNodeID: server.nodeID, peerName: server.name, plan: options)
                 : try syncClient.push(
-                    over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                    over: channel, serverNodeID: server.nodeID, peerName: server.name, plan: options)
         } wrap: {
             $0
         }

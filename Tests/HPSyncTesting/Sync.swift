@@ -18,11 +18,11 @@ public enum Sync {
         commitEvery: Int? = nil, clientStream: ((any ByteStream) -> any ByteStream)? = nil
     ) throws -> SyncReport {
         try session(client, server, transport) { channel in
-            var options = SyncClient.Options()
+            var options = SyncPlan()
             options.dryRun = dryRun
             if let commitEvery { options.commitEvery = commitEvery }
             return try SyncClient(store: client.store, logger: quietLogger).pull(
-                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                over: channel, serverNodeID: server.nodeID, peerName: server.name, plan: options)
         } wrap: {
             clientStream?($0) ?? $0
         }
@@ -34,10 +34,10 @@ public enum Sync {
         wrap: ((any ByteStream) -> any ByteStream)? = nil
     ) throws -> SyncReport {
         try session(client, server, transport) { channel in
-            var options = SyncClient.Options()
+            var options = SyncPlan()
             options.dryRun = dryRun
             return try SyncClient(store: client.store, logger: quietLogger).push(
-                over: channel, serverNodeID: server.nodeID, peerName: server.name, options: options)
+                over: channel, serverNodeID: server.nodeID, peerName: server.name, plan: options)
         } wrap: {
             wrap?($0) ?? $0
         }

@@ -8,33 +8,6 @@ import Logging
 /// The client side of a session: says Hello, then pulls (acts as sink) or pushes (acts as
 /// source), and waits for the server's Done.
 public final class SyncClient {
-    public struct Options: Sendable {
-        public var dryRun = false
-        public var software = "hp-sync \(HPSyncVersion.current)"
-        /// Called after each page and image; nil for none.
-        public var progress: SyncProgressHandler?
-        /// For a pull: when set, the session applies only if this accepts the number of
-        /// tombstones the server announces on its first page (version 2); otherwise, or with a
-        /// version-1 server, the session is a preview (its report has `dryRun` set).
-        public var applyIf: ApplyDecision?
-        /// For a pull with a version-2 server: commit once the pages held list this many entries
-        /// (and at the final page). An interrupted pull loses at most this much work.
-        public var commitEvery = SinkSession.Batch.entries
-        /// For a pull: the mass-deletion guard the session applies under. The sink counts the
-        /// deletions it really receives and stops before the page that would trip it.
-        public var deletionGuard: MassDeleteGuard?
-        /// For a pull: whether the live versions it deletes or overwrites go to the trash; nil
-        /// keeps none.
-        public var keepReplaced: Bool?
-        /// For a pull: its image check, already started (the first pull takes it); nil starts
-        /// one at the connect.
-        public var imageScan: EarlyImageScan?
-        public init() {}
-    }
-
-    /// Decides from the tombstones a session will list whether it may apply.
-    public typealias ApplyDecision = @Sendable (_ tombstonesAhead: Int64) -> Bool
-
     let store: Store
     private let logger: Logger
     private let testHooks: EngineTestHooks
@@ -52,37 +25,47 @@ public final class SyncClient {
 
     /// Pulls the server's changes over a session `connect` opens. The pull's image check
     /// (`Store.findMissingImages`: a query and a `stat` per image file, no write) runs meanwhile
-    /// on a thread of its own, from `options.imageScan` when the caller started it earlier: the
+    /// on a thread of its own, from `plan.imageScan` when the caller started it earlier: the
     /// TCP connect, the TLS handshake and the Hellos overlap it instead of waiting behind it.
     public func pull(
         connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
-        options: Options = .init()
+        plan: SyncPlan = .init()
+    ) throws -> SyncReport {
+        try pull(connecting: connect, serverNodeID: serverNodeID, peerName: peerName, plan: plan, asksFirst: false)
+    }
+
+    /// The same; with `asksFirst`, the session applies only if the plan's mass-deletion guard
+    /// lets the tombstones the server announces through, else it only previews (`SyncRun`).
+    func pull(
+        connecting connect: () throws -> any MessageChannel, serverNodeID: NodeID, peerName: String,
+        plan: SyncPlan, asksFirst: Bool
     ) throws -> SyncReport {
         let store = store
-        let scan =
-            options.dryRun ? nil : (options.imageScan?.take() ?? BackgroundResult { try store.findMissingImages() })
-        return try pull(over: connect(), serverNodeID: serverNodeID, peerName: peerName, options: options, scan: scan)
+        let scan = plan.dryRun ? nil : (plan.imageScan?.take() ?? BackgroundResult { try store.findMissingImages() })
+        return try pull(
+            over: connect(), serverNodeID: serverNodeID, peerName: peerName, plan: plan, scan: scan,
+            asksFirst: asksFirst)
     }
 
     /// Pulls the server's changes over `channel`; `serverNodeID` is what TLS authenticated.
     public func pull(
-        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options = .init()
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, plan: SyncPlan = .init()
     ) throws -> SyncReport {
-        try pull(over: channel, serverNodeID: serverNodeID, peerName: peerName, options: options, scan: nil)
+        try pull(over: channel, serverNodeID: serverNodeID, peerName: peerName, plan: plan, scan: nil, asksFirst: false)
     }
 
     private func pull(
-        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options,
-        scan: BackgroundResult<[ItemKey]>?
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, plan: SyncPlan,
+        scan: BackgroundResult<[ItemKey]>?, asksFirst: Bool
     ) throws -> SyncReport {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .pull, peer: peerName)
         let server = try begin(
-            &report, channel, intent: .pull, serverNodeID: serverNodeID, peerName: peerName, options: options)
+            &report, channel, intent: .pull, serverNodeID: serverNodeID, peerName: peerName, plan: plan)
         // Images this store lost or found damaged come first, by digest, from a version-3 server
         // (Protocol.md §5.7): a pull heals what the manifest would never resend. Files gone or
         // of the wrong size since are found here cheaply (no hashing; rot is `verify`'s).
-        if !options.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
+        if !plan.dryRun, server.version >= ProtocolLimits.imagesByDigestVersion {
             try store.rememberMissingImages(try scan.map { try $0.wait() } ?? store.findMissingImages())
             let wanted = try store.imagesToHeal()
             if !wanted.isEmpty {
@@ -91,18 +74,12 @@ public final class SyncClient {
         }
         let since = try store.checkpoint(peerStore: server.storeID, direction: .pull)
         try channel.send(.pullRequest(checkpointStore: server.storeID, sinceSeq: since))
-        var sinkOptions = SinkSession.Options()
-        sinkOptions.dryRun = options.dryRun
-        sinkOptions.checkpoint = options.dryRun ? nil : (server.storeID, .pull)
-        sinkOptions.progress = options.progress
-        sinkOptions.source = (server.storeID, server.nodeID)
-        sinkOptions.version = server.version
-        sinkOptions.applyIf = options.applyIf
-        sinkOptions.commitEvery = options.commitEvery
-        sinkOptions.deletionGuard = options.deletionGuard.map { ($0, peerName) }
-        sinkOptions.clockSkew = report.clockSkew
-        sinkOptions.keepReplaced = options.keepReplaced
-        let sink = SinkSession(channel: channel, store: store, options: sinkOptions, logger: logger)
+        let peer = SinkSession.Peer(
+            source: (server.storeID, server.nodeID), version: server.version, name: peerName,
+            clockSkew: report.clockSkew)
+        let sink = SinkSession(
+            channel: channel, store: store, plan: plan, peer: peer, checkpoint: (server.storeID, .pull),
+            asksBeforeApplying: asksFirst, logger: logger)
         try telling(channel) { try sink.run(into: &report) }
         report.peerCounts = try receiveDone(channel)
         finish(&report, channel: channel, started: started)
@@ -118,7 +95,7 @@ public final class SyncClient {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .pull, peer: peerName)
         _ = try handshake(
-            channel, intent: .pull, serverNodeID: serverNodeID, options: Options(),
+            channel, intent: .pull, serverNodeID: serverNodeID, plan: SyncPlan(),
             minVersion: ProtocolLimits.imagesByDigestVersion)
         try ImageHealer(channel: channel, store: store, logger: logger).run(wanted, into: &report)
         try channel.send(.endSession)
@@ -129,14 +106,14 @@ public final class SyncClient {
 
     /// Pushes local changes the server has not confirmed yet.
     public func push(
-        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, options: Options = .init()
+        over channel: any MessageChannel, serverNodeID: NodeID, peerName: String, plan: SyncPlan = .init()
     )
         throws -> SyncReport
     {
         let started = ContinuousClock.now
         var report = SyncReport(direction: .push, peer: peerName)
         let server = try begin(
-            &report, channel, intent: .push, serverNodeID: serverNodeID, peerName: peerName, options: options)
+            &report, channel, intent: .push, serverNodeID: serverNodeID, peerName: peerName, plan: plan)
         // What was offered before counts only if this store still has that history; the server
         // skips what it has when everything is offered again.
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
@@ -152,7 +129,7 @@ public final class SyncClient {
             channel: channel, store: store, version: server.version, logger: logger, testHooks: testHooks)
         // Every key changed after `since` is one manifest entry, and the live ones' images are
         // what may cross: the totals behind the ETA.
-        let total = options.progress == nil ? nil : try store.feedCounts(after: start.since)
+        let total = plan.progress == nil ? nil : try store.feedCounts(after: start.since)
         var serverCounts = ChangeCounts()
         var refusals: [PageRefusal] = []
         var checkpoint = PushCheckpoint(version: server.version)
@@ -160,11 +137,11 @@ public final class SyncClient {
             try source.run(from: start, into: &report) { acknowledgement in
                 serverCounts = acknowledgement.counts
                 refusals += acknowledgement.refusals
-                options.progress?(
+                plan.progress?(
                     SyncProgress(
                         pushed: acknowledgement.counts, bytes: channel.bytesSent + channel.bytesReceived,
                         totalEntries: total.map { Int($0.entries) }, totalImageBytes: total?.imageBytes))
-                if !options.dryRun, let seq = checkpoint.advance(acknowledgement) {
+                if !plan.dryRun, let seq = checkpoint.advance(acknowledgement) {
                     try store.setCheckpoint(CheckpointUpdate(peerStore: server.storeID, direction: .push, seq: seq))
                 }
             }
@@ -188,12 +165,12 @@ public final class SyncClient {
     /// only ever goes to the server the invitation names. Ends the session (Protocol.md §5.5).
     public func join(
         over channel: any MessageChannel, serverNodeID: NodeID, secret: InvitationSecret, suggestedName: String,
-        software: String = Options().software
+        software: String = SyncPlan().software
     ) throws -> JoinResult {
         defer { channel.close() }
-        var options = Options()
-        options.software = software
-        _ = try handshake(channel, intent: .join, serverNodeID: serverNodeID, options: options)
+        var plan = SyncPlan()
+        plan.software = software
+        _ = try handshake(channel, intent: .join, serverNodeID: serverNodeID, plan: plan)
         try channel.send(.joinRequest(JoinRequestMessage(secret: secret, name: suggestedName)))
         let reply = try channel.receiveMessage(expecting: "JoinAccepted")
         switch reply {
@@ -209,10 +186,10 @@ public final class SyncClient {
     /// how the clocks compare.
     private func begin(
         _ report: inout SyncReport, _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID,
-        peerName: String, options: Options
+        peerName: String, plan: SyncPlan
     ) throws -> HelloMessage {
-        report.dryRun = options.dryRun
-        let server = try handshake(channel, intent: intent, serverNodeID: serverNodeID, options: options)
+        report.dryRun = plan.dryRun
+        let server = try handshake(channel, intent: intent, serverNodeID: serverNodeID, plan: plan)
         report.clockSkew = compareClocks(server, peerName: peerName)
         return server
     }
@@ -244,12 +221,12 @@ public final class SyncClient {
     }
 
     private func handshake(
-        _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, options: Options,
+        _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, plan: SyncPlan,
         minVersion: UInt32 = ProtocolLimits.minVersion
     ) throws -> HelloMessage {
         let hello = ClientHandshake.hello(
-            intent: intent, dryRun: options.dryRun, nodeID: store.nodeID, storeID: store.storeID,
-            software: options.software, clockMilliseconds: store.nowMilliseconds(), minVersion: minVersion,
+            intent: intent, dryRun: plan.dryRun, nodeID: store.nodeID, storeID: store.storeID,
+            software: plan.software, clockMilliseconds: store.nowMilliseconds(), minVersion: minVersion,
             maxVersion: testHooks.maxVersion)
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")

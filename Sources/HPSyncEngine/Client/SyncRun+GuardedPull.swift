@@ -15,32 +15,20 @@ extension SyncRun {
     /// could be deleted (an empty store: the first, large backup pays nothing), and no second
     /// session when the preview's manifest was empty.
     func guardedPull() throws -> SyncReport {
-        var options = session
         let client = client
-        if let massDeleteGuard = self.options.massDeleteGuard, !options.dryRun {
-            options.deletionGuard = massDeleteGuard
-            // The decisions below only need to know "at least this many" live items.
-            if try store.liveItemCount(upTo: 1) > 0 {
-                var first = options
-                let store = self.store
-                first.applyIf = { tombstones in
-                    let deleting = Int(clamping: tombstones)
-                    let enough = massDeleteGuard.liveItemsNeeded(toJudge: deleting)
-                    guard let live = try? store.liveItemCount(upTo: enough) else { return false }
-                    return massDeleteGuard.violation(deleting: deleting, liveItems: live) == nil
-                }
-                var report = try client.pull(
-                    connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, options: first)
-                if !report.dryRun { return report }
-                let live = try store.liveItemCount()
-                try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peer.name)
-                // (A reconciliation can delete here even when the listing is empty.)
-                if report.manifestEntries == 0 && report.reconciled.isEmpty {
-                    report.dryRun = false
-                    return report
-                }
+        // The first session's decision only needs to know "at least this many" live items.
+        if let massDeleteGuard = plan.massDeleteGuard, !plan.dryRun, try store.liveItemCount(upTo: 1) > 0 {
+            var report = try client.pull(
+                connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, plan: plan, asksFirst: true)
+            if !report.dryRun { return report }
+            let live = try store.liveItemCount()
+            try massDeleteGuard.check(deleting: report.deleted.count, liveItems: live, peer: peer.name)
+            // (A reconciliation can delete here even when the listing is empty.)
+            if report.manifestEntries == 0 && report.reconciled.isEmpty {
+                report.dryRun = false
+                return report
             }
         }
-        return try client.pull(connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, options: options)
+        return try client.pull(connecting: connect, serverNodeID: peer.nodeID, peerName: peer.name, plan: plan)
     }
 }

@@ -4,29 +4,13 @@ import HPSyncModel
 import HPSyncStore
 import Logging
 
-/// One pull or push against one peer as cron runs it: options in, report out.
+/// One pull or push against one peer as cron runs it: a plan in, a report out.
 ///
 /// It retries what may pass (`RetryPolicy`), pulls under the mass-deletion guard (a preview
 /// first when the source announces too many deletions, `SyncRun+GuardedPull.swift`), keeps what
 /// a pull deletes or overwrites in the trash and purges trash past its retention, and records the
 /// outcome for `status`. The caller holds the store's lock (`SyncLock`) for the whole run.
 public struct SyncRun {
-    public struct Options: Sendable {
-        public var dryRun = false
-        /// The pull's mass-deletion guard; nil lets it delete anything.
-        public var massDeleteGuard: MassDeleteGuard?
-        public var retryPolicy = RetryPolicy(retries: 0)
-        /// How long the versions a pull deletes or overwrites stay in the trash; 0 keeps none.
-        /// Older trash is purged after each pull. nil leaves it to the store's
-        /// `keepReplacedVersions(_:)` and purges nothing.
-        public var keepDeletedMilliseconds: Int64?
-        /// Whether the outcome is recorded for `status` (a dry run never is).
-        public var recordsOutcome = true
-        /// Each session's options; `dryRun` and the trash policy are set from the run's.
-        public var session = SyncClient.Options()
-        public init() {}
-    }
-
     /// The peer as resolved: its name and the node ID its certificate must have.
     public struct Peer: Sendable, Equatable {
         public var name: String
@@ -42,28 +26,28 @@ public struct SyncRun {
     let peer: Peer
     /// Opens a new session to the peer (one per attempt, and two for a guarded pull's preview).
     let connect: () throws -> any MessageChannel
-    let options: Options
+    let plan: SyncPlan
     let logger: Logger
 
     public init(
-        store: Store, peer: Peer, connect: @escaping () throws -> any MessageChannel, options: Options = .init(),
+        store: Store, peer: Peer, connect: @escaping () throws -> any MessageChannel, plan: SyncPlan = .init(),
         logger: Logger
     ) {
         self.store = store
         self.peer = peer
         self.connect = connect
-        self.options = options
+        self.plan = plan
         self.logger = logger
     }
 
     /// Pulls the peer's changes.
     public func pull() throws -> SyncReport {
         let report = try recorded(.pull) {
-            try options.retryPolicy.run(logger: logger) { _ in try guardedPull() }
+            try plan.retryPolicy.run(logger: logger) { _ in try guardedPull() }
         }
-        if let retention = options.keepDeletedMilliseconds, retention > 0, !options.dryRun {
+        if plan.keepsReplaced {
             do {
-                try store.purgeTrash(olderThanMilliseconds: retention)
+                try store.purgeTrash(olderThanMilliseconds: plan.keepDeletedMilliseconds)
             } catch {
                 logger.warning("could not purge the trash", metadata: ["error": "\(error)"])
             }
@@ -74,25 +58,17 @@ public struct SyncRun {
     /// Pushes local changes the peer has not confirmed yet.
     public func push() throws -> SyncReport {
         try recorded(.push) {
-            try options.retryPolicy.run(logger: logger) { _ in
-                try client.push(over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, options: session)
+            try plan.retryPolicy.run(logger: logger) { _ in
+                try client.push(over: connect(), serverNodeID: peer.nodeID, peerName: peer.name, plan: plan)
             }
         }
     }
 
     var client: SyncClient { SyncClient(store: store, logger: logger) }
 
-    /// One session's options: the run's, with its trash policy.
-    var session: SyncClient.Options {
-        var session = options.session
-        session.dryRun = options.dryRun
-        if let retention = options.keepDeletedMilliseconds { session.keepReplaced = retention > 0 && !options.dryRun }
-        return session
-    }
-
     /// Runs one direction and writes its outcome to the store (not for dry runs).
     private func recorded(_ direction: SyncDirection, _ body: () throws -> SyncReport) throws -> SyncReport {
-        let records = options.recordsOutcome && !options.dryRun
+        let records = plan.recordsOutcomeInStore
         do {
             let report = try body()
             if records {

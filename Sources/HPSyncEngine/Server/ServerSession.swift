@@ -230,22 +230,21 @@ public final class ServerSession {
         _ channel: any MessageChannel, source: (store: StoreID, node: NodeID), version: UInt32,
         report: inout SyncReport, logger: Logger
     ) throws {
-        var options = SinkSession.Options()
-        options.source = source
-        options.version = version
-        options.dryRun = report.dryRun
+        // The server makes the push's plan from the client's Hello and its own trash policy.
+        var plan = SyncPlan()
+        plan.dryRun = report.dryRun
+        plan.keepDeletedMilliseconds = keepDeletedMilliseconds
         // The reasons go to the pushing client: "the server" is who refused.
-        options.clockSkew = clockSkew.map {
+        let skew = clockSkew.map {
             var skew = $0
             skew.peer = "the client"
             return skew
         }
-        options.me = "the server"
+        let peer = SinkSession.Peer(source: source, version: version, clockSkew: skew, me: "the server")
         // What a push replaces is kept as a pull keeps it: a version never vanishes silently
         // from the node that made it.
-        let keep = keepDeletedMilliseconds > 0 && !report.dryRun
-        options.keepReplaced = keep
-        let sink = SinkSession(channel: channel, store: store, options: options, logger: logger)
+        let keep = plan.keepsReplaced
+        let sink = SinkSession(channel: channel, store: store, plan: plan, peer: peer, checkpoint: nil, logger: logger)
         try sink.run(into: &report)
         try channel.send(.done(report.counts))
         if keep {

@@ -16,13 +16,13 @@ final class BatchCommitter: @unchecked Sendable {
     }
 
     private let store: Store
-    private let keepReplaced: Bool?
+    private let keepReplaced: Bool
     private let queue = DispatchQueue(label: "hp-sync.sink-commit")
     private let condition = NSCondition()
     private var inFlight: PendingBatch.Sealed?
     private var result: Result<Committed, any Error>?
 
-    init(store: Store, keepReplaced: Bool?) {
+    init(store: Store, keepReplaced: Bool) {
         self.store = store
         self.keepReplaced = keepReplaced
     }
@@ -38,7 +38,7 @@ final class BatchCommitter: @unchecked Sendable {
                 defer { for image in batch.staged { image.discard() } }
                 let outcome = try store.applyRemote(
                     batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile,
-                    keepReplaced: keepReplaced ?? false, observed: batch.newestRemoteStamp)
+                    keepReplaced: keepReplaced, observed: batch.newestRemoteStamp)
                 return Committed(throughSeq: batch.throughSeq, outcome: outcome)
             }
             self.condition.lock()

@@ -10,76 +10,66 @@ import Logging
 /// and hands batches to a `BatchCommitter`, which commits each on a thread of its own while
 /// the next pages arrive.
 final class SinkSession {
-    struct Options {
-        var dryRun = false
-        /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
-        var checkpoint: (store: StoreID, direction: SyncDirection)?
-        var progress: SyncProgressHandler?
+    /// Who the session receives from, as the Hellos told, and how its refusals word the clocks.
+    struct Peer {
         /// The source's store and node, which a full reconciliation needs; nil for none.
         var source: (store: StoreID, node: NodeID)?
         /// The session's protocol version (see `SinkStateMachine.Configuration`).
         var version = ProtocolLimits.maxVersion
-        /// When set, decides on the first page whether the session applies or only previews.
-        var applyIf: SyncClient.ApplyDecision?
-        /// Version 2: commit once the pages held list this many entries.
-        var commitEvery = Batch.entries
-        /// When set, the session stops before the page whose deletions would trip this guard.
-        var deletionGuard: (rule: MassDeleteGuard, peer: String)?
+        /// The peer as the mass-deletion guard names it.
+        var name = ""
         /// The clocks as the Hellos told them, when they differ by more than the skew: a
         /// refusal then says which clock is behind instead of blaming the record's origin.
         var clockSkew: ClockSkew?
         /// How a refusal names this node ("this node"; a server: "this server").
         var me = "this node"
-        /// Whether the live versions the session deletes or overwrites go to the trash; nil
-        /// keeps none.
-        var keepReplaced: Bool?
     }
-
-    typealias Batch = SinkStateMachine.Batch
 
     private let channel: any MessageChannel
     private let store: Store
     private let logger: Logger
-    private let options: Options
+    private let plan: SyncPlan
+    private let peer: Peer
+    /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
+    private let checkpoint: (store: StoreID, direction: SyncDirection)?
+    /// A guarded pull's first session: applies only if the plan's guard lets the source's
+    /// announced tombstones through (`SyncRun.guardedPull`).
+    private let asksBeforeApplying: Bool
     private let committer: BatchCommitter
 
-    init(channel: any MessageChannel, store: Store, options: Options, logger: Logger) {
+    init(
+        channel: any MessageChannel, store: Store, plan: SyncPlan, peer: Peer,
+        checkpoint: (store: StoreID, direction: SyncDirection)?, asksBeforeApplying: Bool = false, logger: Logger
+    ) {
         self.channel = channel
         self.store = store
-        self.options = options
+        self.plan = plan
+        self.peer = peer
+        self.checkpoint = checkpoint
+        self.asksBeforeApplying = asksBeforeApplying
         self.logger = logger
-        self.committer = BatchCommitter(store: store, keepReplaced: options.keepReplaced)
+        self.committer = BatchCommitter(store: store, keepReplaced: plan.keepsReplaced)
     }
 
     /// Runs until the source's final page is applied; `report` gets what the session did, also
     /// when it fails.
     func run(into report: inout SyncReport) throws {
-        var configuration = configuration
-        configuration.startsEmpty = try !options.dryRun && store.hasNothingToMergeWith()
+        var configuration = SinkStateMachine.Configuration()
+        configuration.plan = plan
+        configuration.checkpoint = checkpoint
+        configuration.source = peer.source
+        configuration.version = peer.version
+        configuration.asksBeforeApplying = asksBeforeApplying
+        configuration.peer = peer.name
+        configuration.maxImageBytes = store.maxImageBytes
+        configuration.startsEmpty = try !plan.dryRun && store.hasNothingToMergeWith()
         var machine = SinkStateMachine(configuration, report: report)
         defer { report = machine.report }
-        if options.dryRun {
+        if plan.dryRun {
             try receive(&machine)
         } else {
             try store.bulkApply { try receive(&machine) }
         }
-    }
-
-    private var configuration: SinkStateMachine.Configuration {
-        var configuration = SinkStateMachine.Configuration()
-        configuration.dryRun = options.dryRun
-        configuration.checkpoint = options.checkpoint
-        configuration.source = options.source
-        configuration.version = options.version
-        configuration.applyIf = options.applyIf
-        configuration.commitEvery = options.commitEvery
-        configuration.uptime = { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
-        configuration.deletionGuard = options.deletionGuard
-        configuration.maxImageBytes = store.maxImageBytes
-        configuration.clockGuard = { [store, options] in
-            Self.refusal($0, store: store, clockSkew: options.clockSkew, me: options.me)
-        }
-        return configuration
     }
 
     private func receive(_ machine: inout SinkStateMachine) throws {
@@ -101,6 +91,10 @@ final class SinkSession {
                 action = machine.reconciliationLookedUp(try store.reconciliationInProgress(source: source))
             case .countLiveItems:
                 action = machine.liveItemsCounted(try store.liveItemCount())
+            case .decideWhetherToApply(let tombstones):
+                action = machine.applyDecided(mayApply(tombstones))
+            case .checkClocks(let versions):
+                action = machine.clocksChecked(clockRefusals(versions))
             case .commit(let batch, let wait):
                 if let batch { try submit(batch, to: &machine) }
                 if wait, let committed = try committer.wait() { machine.batchCommitted(committed) }
@@ -186,17 +180,36 @@ final class SinkSession {
     }
 
     private func reportProgress(_ machine: SinkStateMachine) {
-        options.progress?(
+        plan.progress?(
             SyncProgress(
                 machine.report, received: machine.receivedItems, bytes: channel.bytesSent + channel.bytesReceived,
                 totalEntries: machine.totalEntries, totalImageBytes: machine.totalImageBytes))
     }
 
+    /// Whether the plan's mass-deletion guard lets the source's announced tombstones through.
+    /// The decision only needs to know "at least this many" live items.
+    private func mayApply(_ tombstones: Int64) -> Bool {
+        guard let rule = plan.massDeleteGuard else { return true }
+        let deleting = Int(clamping: tombstones)
+        guard let live = try? store.liveItemCount(upTo: rule.liveItemsNeeded(toJudge: deleting)) else { return false }
+        return rule.violation(deleting: deleting, liveItems: live) == nil
+    }
+
+    /// The versions the clock guard refuses, by index, with why.
+    private func clockRefusals(_ versions: [Version]) -> [SinkStateMachine.ClockRefusal] {
+        var refusals: [SinkStateMachine.ClockRefusal] = []
+        for (index, version) in versions.enumerated() {
+            if let reason = refusal(version) { refusals.append(.init(index: index, reason: reason)) }
+        }
+        return refusals
+    }
+
     /// Why the clock guard refuses `version`, or nil. When the source's own clock is ahead of
     /// ours beyond the skew, ours may be the one that is wrong: the reason says so.
-    private static func refusal(_ version: Version, store: Store, clockSkew: ClockSkew?, me: String) -> String? {
+    private func refusal(_ version: Version) -> String? {
         guard let reason = store.clockGuardRefusal(version) else { return nil }
-        guard let clockSkew, clockSkew.localIsBehind else { return reason }
+        let me = peer.me
+        guard let clockSkew = peer.clockSkew, clockSkew.localIsBehind else { return reason }
         let ahead = (version.stamp.milliseconds &- store.nowMilliseconds()) / 1000
         return "stamped \(ahead) s ahead of \(me)'s clock by node \(version.origin.short), and "
             + "\(clockSkew.comparison(me: me)): if \(me)'s clock is wrong, set it right; the record is retried at "

@@ -5,7 +5,7 @@ import HPSyncStore
 
 /// What a sink has received and checked but not committed yet: the next transaction. A
 /// version-1 sink commits one page's worth; a version-2 sink gathers pages until one of
-/// `SinkStateMachine.Batch`'s limits or the final page.
+/// `BatchPolicy`'s limits or the final page.
 struct PendingBatch {
     var records: [IncomingRecord] = []
     var keys = Set<ItemKey>()
@@ -22,7 +22,7 @@ struct PendingBatch {
     var entries = 0
     /// The last page held: its `through_seq` (and the holds) give the batch's checkpoint.
     var lastPage: ManifestPage?
-    /// When the batch's first page was held (`Configuration.uptime`).
+    /// When the batch's first page was held (`SinkStateMachine.uptime`).
     var startedAt: UInt64 = 0
     /// Temporaries of this batch, removed once it is committed or abandoned.
     var staged: [StagedImage] = []

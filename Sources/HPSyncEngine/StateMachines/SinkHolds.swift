@@ -8,48 +8,43 @@ import HPSyncStore
 /// pushing source's through `PageDone.first_held_seq` (version 3). It lists each page's
 /// refusals for that page's PageDone.
 struct SinkHolds {
-    /// Why the clock guard refuses a version, worded for the user; nil when it may be applied.
-    private let refusal: (Version) -> String?
     /// The highest checkpoint allowed: the seq before the first entry held; nil for none.
     private(set) var checkpointLimit: Int64?
     /// This page's refusals, for its PageDone.
     private(set) var pageRefusals: [PageRefusal] = []
-
-    init(refusal: @escaping (Version) -> String?) {
-        self.refusal = refusal
-    }
 
     /// `PageDone.first_held_seq`: the first entry held, or 0.
     var firstHeldSeq: Int64 { checkpointLimit.map { $0 + 1 } ?? 0 }
 
     mutating func startPage() { pageRefusals = [] }
 
-    /// Splits a page into the entries the clock guard accepts and those it refuses, and holds
-    /// the checkpoint before the first refused.
-    mutating func screen(_ page: ManifestPage) -> (accepted: [ManifestEntry], refused: [PageRefusal]) {
+    /// Splits a page into the entries the clock guard accepts and those it refuses (`refusals`,
+    /// by index in ascending order), and holds the checkpoint before the first refused.
+    mutating func screen(_ page: ManifestPage, refusals: [SinkStateMachine.ClockRefusal])
+        -> (accepted: [ManifestEntry], refused: [PageRefusal])
+    {
+        guard let first = refusals.first else { return (page.entries, []) }
         var accepted: [ManifestEntry] = []
+        accepted.reserveCapacity(page.entries.count - refusals.count)
         var refused: [PageRefusal] = []
-        var firstRefused: Int64?
-        for entry in page.entries {
-            if let reason = refusal(entry.version) {
-                refused.append(PageRefusal(key: entry.key, reason: reason))
-                firstRefused = firstRefused ?? entry.seq
+        var next = 0
+        for (index, entry) in page.entries.enumerated() {
+            if next < refusals.count, refusals[next].index == index {
+                refused.append(PageRefusal(key: entry.key, reason: refusals[next].reason))
+                next += 1
             } else {
                 accepted.append(entry)
             }
         }
         pageRefusals += refused
-        if let firstRefused { hold(seq: firstRefused) }
+        hold(seq: page.entries[first.index].seq)
         return (accepted, refused)
     }
 
-    /// Why the clock guard refuses this record (which can be newer than its entry), recorded
-    /// for the PageDone; nil when it may be applied. The caller holds the checkpoint with
-    /// `hold(before:in:)`.
-    mutating func refuses(_ record: Item) -> String? {
-        guard let reason = refusal(record.version) else { return nil }
+    /// Records, for the PageDone, that the clock guard refused this record (which can be newer
+    /// than its entry). The caller holds the checkpoint with `hold(before:in:)`.
+    mutating func refused(_ record: Item, because reason: String) {
         pageRefusals.append(PageRefusal(key: record.key, reason: reason))
-        return reason
     }
 
     /// Keeps the checkpoint before the first of `keys` on this page.

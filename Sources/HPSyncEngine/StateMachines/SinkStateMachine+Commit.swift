@@ -25,64 +25,35 @@ extension SinkStateMachine {
         report.refused += outcome.refused.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
     }
 
-    /// The PageDone went out: the next page, or the end.
-    mutating func pageDoneSent() -> Action {
-        guard case .working(let work) = state else { preconditionFailure("PageDone with no page in hand") }
-        if pageApplied() {
-            state = .finished
-            return .finished
-        }
-        state = .awaitingPage(work.pending)
-        return .receive
-    }
-
-    /// Records that the page's PageDone went out; true when it was the last.
-    mutating func pageApplied() -> Bool { frames.pageApplied() }
-
     /// Adds the page to the pending batch, and commits it when the batch is full, the page is
     /// final, or the version commits each page.
     mutating func holdPage(_ work: inout PageWork) -> Action {
         let page = work.page
         holds.hold(before: work.withheld, in: page)
-        let now = configuration.uptime()
+        let now = uptime()
         let version = configuration.version
         if work.pending.lastPage == nil {
             work.pending.startedAt = now
-            // A bulk batch fills up: its room once, bounded by the batch limit (ours) and a page.
-            if isBulk, version >= 2 {
-                work.pending.reserve(entries: min(batchLimit, Batch.bulkEntries) + ProtocolLimits.manifestPageSize)
-            }
+            if version >= 2, let reservation = batches.bulkReservation { work.pending.reserve(entries: reservation) }
         }
         receivedItems += work.pending.add(work.incoming, local: work.local)
         work.pending.entries += page.entries.count
         if let step = work.step { work.pending.add(step) }
         work.pending.lastPage = page
-        let full = work.pending.entries >= batchLimit
         guard
-            version < 2 || page.isFinal || full || work.pending.imageBytes >= Batch.imageBytes
-                || now &- work.pending.startedAt >= configuration.commitInterval || reachesTail(work)
+            version < 2
+                || batches.commitsNow(
+                    held: work.pending.entries, imageBytes: work.pending.imageBytes,
+                    elapsed: now &- work.pending.startedAt, listed: entriesListed, isFinal: page.isFinal)
         else { return finishPage(&work) }
-        if full, isBulk { batchLimit = min(batchLimit * 2, max(configuration.bulkCommitEvery, batchLimit)) }
         // Version 1 acknowledges each page as applied; the final page needs everything durable;
         // a reconciliation keeps to one step at a time.
         work.next = .finishPage
         return commitPending(&work, wait: version < 2 || page.isFinal || reconciling != nil)
     }
 
-    /// Whether the pages listed have come within `tailEntries` of the source's announced total
-    /// while the batch holds more than that: it then commits once, in the background, so that
-    /// the final commit, which the last PageDone waits for, holds only the pages still to come.
-    private mutating func reachesTail(_ work: PageWork) -> Bool {
-        let tail = configuration.tailEntries
-        guard !tailCommitted, let total = totalEntries, total > tail, work.pending.entries > tail,
-            entriesListed >= total - tail
-        else { return false }
-        tailCommitted = true
-        return true
-    }
-
     mutating func finishPage(_ work: inout PageWork) -> Action {
-        if configuration.dryRun { durableSeq = work.page.throughSeq }  // nothing to apply is applied
+        if isPreview { durableSeq = work.page.throughSeq }  // nothing to apply is applied
         work.next = .sendPageDone
         return .pollCommit
     }
@@ -112,7 +83,7 @@ extension SinkStateMachine {
     }
 
     private func checkpointUpdate(_ page: ManifestPage) -> CheckpointUpdate? {
-        guard let target = configuration.checkpoint else { return nil }
+        guard let target = configuration.checkpoint, !isPreview else { return nil }
         return CheckpointUpdate(
             peerStore: target.store, direction: target.direction, seq: holds.checkpoint(through: page.throughSeq))
     }

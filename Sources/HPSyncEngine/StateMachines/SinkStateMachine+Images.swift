@@ -79,11 +79,11 @@ extension SinkStateMachine {
     /// apply of an incremental page (most of its records name no new image) then overlaps the
     /// transfer and fsyncs of the few that do, instead of waiting for them. Only for a page
     /// that starts a batch, outside a bulk pull and a reconciliation, with at least
-    /// `Batch.aheadOfImages` such records, and without local copies (which read files a commit
+    /// `BatchPolicy.aheadOfImages` such records, and without local copies (which read files a commit
     /// may unlink). The batch carries no checkpoint: the page's own commit, with its images,
     /// saves it, so a crash between the two re-fetches the page and finds these versions applied.
     private mutating func commitAheadOfImages(_ work: inout PageWork) -> Action? {
-        guard configuration.version >= 2, !isBulk, work.step == nil, work.pending.lastPage == nil,
+        guard configuration.version >= 2, !batches.isBulk, work.step == nil, work.pending.lastPage == nil,
             !work.imageRequests.isEmpty
         else { return nil }
         var ahead = work.incoming
@@ -95,7 +95,7 @@ extension SinkStateMachine {
             case .alreadyHere, nil: ahead.append(IncomingRecord(item: item, image: nil))
             }
         }
-        guard ahead.count >= Batch.aheadOfImages else { return nil }
+        guard ahead.count >= BatchPolicy.aheadOfImages else { return nil }
         var batch = PendingBatch()
         receivedItems += batch.add(ahead, local: work.local)
         // The durable point stays where it is until the page's own commit.

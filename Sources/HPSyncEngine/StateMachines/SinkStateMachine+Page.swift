@@ -13,15 +13,35 @@ extension SinkStateMachine {
 
     mutating func liveItemsCounted(_ liveItems: Int) -> Action {
         continuing { machine, work in
-            guard let deletionGuard = machine.configuration.deletionGuard else { preconditionFailure("no guard") }
-            machine.budget = DeletionBudget(rule: deletionGuard.rule, peer: deletionGuard.peer, liveItems: liveItems)
+            guard let rule = machine.deletionGuard else { preconditionFailure("no guard") }
+            machine.budget = DeletionBudget(rule: rule, peer: machine.configuration.peer, liveItems: liveItems)
             if machine.configuration.version >= 2 { machine.budget?.announced = work.page.tombstonesAhead }
             return machine.pageBegins(&work)
         }
     }
 
+    /// The answer to `.decideWhetherToApply`: when the source's announcement does not let the
+    /// session apply, it only previews.
+    mutating func applyDecided(_ applies: Bool) -> Action {
+        if !applies { beginPreview() }
+        return continuing { $0.firstPageSettled(&$1) }
+    }
+
     mutating func localRead(_ local: [ItemKey: Item]) -> Action {
-        continuing { $0.evaluate(&$1, local: local) }
+        continuing { machine, work in
+            work.local = local
+            return machine.checkEntryClocks(&work)
+        }
+    }
+
+    /// The answer to `.checkClocks`: the page's entries, or the records that win.
+    mutating func clocksChecked(_ refusals: [ClockRefusal]) -> Action {
+        continuing { machine, work in
+            switch work.checkingClocks {
+            case .entries: return machine.evaluate(&work, refusals: refusals)
+            case .records: return machine.judgeRecords(&work, refusals: refusals)
+            }
+        }
     }
 
     mutating func reconciliationPreviewed(_ victims: [ItemKey]) -> Action {
@@ -34,10 +54,9 @@ extension SinkStateMachine {
     // MARK: - A page, step by step
 
     mutating func pageArrived(_ page: ManifestPage) -> Action {
-        guard case .awaitingPage(let pending) = state else { preconditionFailure("a page arrived with one in hand") }
         let isFirst = pagesStarted == 0
         pagesStarted += 1
-        state = .working(PageWork(page: page, isFirst: isFirst, pending: pending))
+        startWork(on: page, isFirst: isFirst)
         guard isFirst else {
             return continuing { machine, work in
                 work.step = machine.reconcileStep(for: page, isFirst: false)
@@ -53,29 +72,28 @@ extension SinkStateMachine {
 
     private mutating func firstPageDecided(_ work: inout PageWork) -> Action {
         work.step = reconcileStep(for: work.page, isFirst: true)
-        decideWhetherToApply(work.page, reconciling: work.step != nil)
-        if configuration.version >= 2 {
-            totalEntries = Int(work.page.entriesAhead)
-            totalImageBytes = work.page.imageBytesAhead
+        guard configuration.asksBeforeApplying, !isPreview else { return firstPageSettled(&work) }
+        // The source can tell how many tombstones it will list only from version 2, and a
+        // reconciliation's deletions are not tombstones: those sessions only preview.
+        guard configuration.version >= 2, work.step == nil else {
+            beginPreview()
+            return firstPageSettled(&work)
         }
+        return .decideWhetherToApply(tombstonesAhead: work.page.tombstonesAhead)
+    }
+
+    private mutating func firstPageSettled(_ work: inout PageWork) -> Action {
+        if configuration.version >= 2 { totalImageBytes = work.page.imageBytesAhead }
+        let announced = configuration.version >= 2 ? Int(work.page.entriesAhead) : nil
+        batches.start(startsEmpty: configuration.startsEmpty, announcedEntries: announced)
         if configuration.startsEmpty {
-            sessionKeys = SessionKeys(capacity: max(totalEntries ?? 0, work.page.entries.count))
+            sessionKeys = SessionKeys(capacity: max(announced ?? 0, work.page.entries.count))
         }
-        isBulk = configuration.startsEmpty || (totalEntries ?? 0) >= configuration.bulkCommitEvery
         // The guard's base is counted unless nothing can be deleted: a final first page that
         // lists nothing, outside a reconciliation (the usual pull when nothing changed).
         let canDelete = !(work.page.isFinal && work.page.entries.isEmpty && work.step == nil)
-        if configuration.deletionGuard != nil, !configuration.dryRun, canDelete { return .countLiveItems }
+        if deletionGuard != nil, !isPreview, canDelete { return .countLiveItems }
         return pageBegins(&work)
-    }
-
-    /// Turns the session into a preview unless `applyIf` accepts the source's announcement.
-    private mutating func decideWhetherToApply(_ page: ManifestPage, reconciling: Bool) {
-        guard let applyIf = configuration.applyIf, !configuration.dryRun else { return }
-        if configuration.version >= 2 && !reconciling && applyIf(page.tombstonesAhead) { return }
-        configuration.dryRun = true
-        configuration.checkpoint = nil
-        report.dryRun = true
     }
 
     private func horizon(of page: ManifestPage) -> VersionStamp? {
@@ -106,10 +124,10 @@ extension SinkStateMachine {
     mutating func settleKeys(_ work: inout PageWork) -> Action {
         let keys = work.page.entries.map(\.key)
         work.next = .readLocal
-        if !configuration.dryRun, keys.contains(where: work.pending.keys.contains) {
+        if !isPreview, keys.contains(where: work.pending.keys.contains) {
             return commitPending(&work, wait: true)
         }
-        if !configuration.dryRun, let inFlight = committing.first, keys.contains(where: inFlight.keys.contains) {
+        if !isPreview, let inFlight = committing.first, keys.contains(where: inFlight.keys.contains) {
             return .waitForCommit
         }
         return readLocal(&work)
@@ -120,18 +138,25 @@ extension SinkStateMachine {
     /// again): the others have no row to merge with.
     mutating func readLocal(_ work: inout PageWork) -> Action {
         let keys = work.page.entries.map(\.key)
-        let applyingNext = !isBulk && committing.isEmpty
+        let applyingNext = !batches.isBulk && committing.isEmpty
         guard let sessionKeys else { return .readLocal(keys, applyingNext: applyingNext) }
         let committed = keys.filter(sessionKeys.mayContain)
         guard committed.isEmpty else { return .readLocal(committed, applyingNext: applyingNext) }
-        return evaluate(&work, local: [:])
+        return checkEntryClocks(&work)
+    }
+
+    /// Asks the clock guard about the page's entries (none for an empty page).
+    private mutating func checkEntryClocks(_ work: inout PageWork) -> Action {
+        guard !work.page.entries.isEmpty else { return evaluate(&work, refusals: []) }
+        work.checkingClocks = .entries
+        return .checkClocks(work.page.entries.map(\.version))
     }
 
     /// One read of the page's local rows serves the merge rule and the image decisions.
-    mutating func evaluate(_ work: inout PageWork, local: [ItemKey: Item]) -> Action {
+    private mutating func evaluate(_ work: inout PageWork, refusals: [ClockRefusal]) -> Action {
         let page = work.page
-        work.local = local
-        let (acceptable, refusals) = holds.screen(page)
+        let local = work.local
+        let (acceptable, refusals) = holds.screen(page, refusals: refusals)
         for entry in acceptable where entry.version.stamp > work.pending.newestRemoteStamp {
             work.pending.newestRemoteStamp = entry.version.stamp
         }
@@ -139,7 +164,7 @@ extension SinkStateMachine {
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
         report.skipped += plan.skipped
-        if configuration.dryRun {
+        if isPreview {
             report.inserted += plan.inserted.map(\.rawValue)
             report.updated += plan.updated.map(\.rawValue)
             report.deleted += plan.deleted.map(\.rawValue)

@@ -12,10 +12,25 @@ extension SinkStateMachine {
         work.records += items
         guard work.recordRequests.isEmpty else { return requestRecords(&work) }
         report.recordsTransferred += work.records.count
-        for record in work.records where MergePlanner.wins(record.version, over: work.local[record.key]) {
-            // A record can be newer than its manifest entry: its own stamp passes the guard too.
-            if let reason = holds.refuses(record) {
-                report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: reason))
+        // The records that win the merge rule wait in `winners` for the clock guard: a record
+        // can be newer than its manifest entry, so its own stamp must pass the guard too.
+        work.winners = work.records.filter { MergePlanner.wins($0.version, over: work.local[$0.key]) }
+        guard !work.winners.isEmpty else { return judgeRecords(&work, refusals: []) }
+        work.checkingClocks = .records
+        return .checkClocks(work.winners.map(\.version))
+    }
+
+    /// Keeps the winners the clock guard accepts; the others are withheld.
+    mutating func judgeRecords(_ work: inout PageWork, refusals: [ClockRefusal]) -> Action {
+        let candidates = work.winners
+        work.winners = []
+        var refused = refusals.makeIterator()
+        var nextRefused = refused.next()
+        for (index, record) in candidates.enumerated() {
+            if let refusal = nextRefused, refusal.index == index {
+                nextRefused = refused.next()
+                holds.refused(record, because: refusal.reason)
+                report.refused.append(SyncReport.Refusal(key: record.key.rawValue, reason: refusal.reason))
                 work.withheld.append(record.key)
             } else {
                 work.winners.append(record)

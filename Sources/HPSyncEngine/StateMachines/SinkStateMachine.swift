@@ -15,33 +15,14 @@ import HPSyncStore
 /// images to fetch, checks what arrives against what was asked (`SinkFrameOrder`), keeps the
 /// checkpoint before anything it does not apply (`SinkHolds`), counts deletions against the
 /// mass-deletion guard (`DeletionBudget`), and gathers what it will commit in one
-/// `PendingBatch`: one page (version 1) or pages up to `Batch`'s limits (version 2).
+/// `PendingBatch`: one page (version 1) or pages as `BatchPolicy` says (version 2).
 struct SinkStateMachine {
-    /// When a version-2 sink commits what it holds: at the final page, or once the pages it
-    /// holds list this many entries or their images this many bytes, whichever comes first.
-    /// A bulk pull (into a store that began empty, or `bulkEntries` or more announced) doubles
-    /// the entries of each batch up to `bulkEntries`: fewer, larger transactions, each of which
-    /// rewrites most leaves of the random-key index once. Every batch also commits once it has
-    /// gathered for `interval` milliseconds, so durable progress keeps a steady pace.
-    /// Two batches are in memory at once (one gathering, one committing): at L (1M items, idle)
-    /// 20,000 took the client 22–24 s and 106 MB peak RSS, 40,000 19–21 s and 139–148 MB.
-    enum Batch {
-        static let entries = 10_000
-        static let bulkEntries = 20_000
-        static let imageBytes: Int64 = 64 << 20
-        static let interval: UInt64 = 4_000
-        /// Once the pages listed come within this many entries of the source's announced total,
-        /// the batch held commits at once (`reachesTail`): the final page's commit, which the
-        /// session waits for before its last PageDone, then holds only the last pages, and the
-        /// larger batch before it commits while they arrive. Two pages' worth.
-        static let tailEntries = 2 * ProtocolLimits.manifestPageSize
-        /// A page's records that need no image bytes commit ahead of its images when at least
-        /// this many (`commitAheadOfImages`); fewer are not worth a transaction of their own.
-        static let aheadOfImages = 128
-    }
-
+    /// What the session is: the plan its caller made, and what the Hellos and the store said
+    /// before the first page. Read, never changed: what the session learns as it runs (that it
+    /// only previews, that it is a bulk pull) is the machine's state.
     struct Configuration {
-        var dryRun = false
+        /// The pull (or, on a server, the push it receives) as its caller made it.
+        var plan = SyncPlan()
         /// Where the checkpoint lives: set for a pulling client, nil for a server receiving a push.
         var checkpoint: (store: StoreID, direction: SyncDirection)?
         /// The source's store and node, which a full reconciliation needs; nil for none.
@@ -49,28 +30,15 @@ struct SinkStateMachine {
         /// The session's protocol version. From 2 on, `reconcile_horizon` means something,
         /// PageDone asks for the next page at once and pages are committed in batches.
         var version = ProtocolLimits.maxVersion
-        /// When set, decides on the first page whether the session applies; when it says no (or
-        /// the source cannot tell: version 1, or a reconciliation, whose deletions are not
-        /// tombstones), the session only previews, like `dryRun`.
-        var applyIf: SyncClient.ApplyDecision?
-        /// Version 2: commit once the pages held list this many entries.
-        var commitEvery = Batch.entries
-        /// Version 2, a bulk pull: the batches grow from `commitEvery` entries to this many.
-        var bulkCommitEvery = Batch.bulkEntries
-        /// Version 2: commit once the batch has gathered pages this many milliseconds.
-        var commitInterval = Batch.interval
-        /// Version 2: commit what is held once the pages listed come within this many entries of
-        /// the announced total (see `Batch.tailEntries`).
-        var tailEntries = Batch.tailEntries
-        /// A monotonic clock in milliseconds: the session's, a test's own.
-        var uptime: () -> UInt64 = { 0 }
-        /// When set, the session counts the deletions it really receives and stops before the
-        /// page that would make them trip this guard (whatever the source announced).
-        var deletionGuard: (rule: MassDeleteGuard, peer: String)?
+        /// The first session of a guarded pull: on the first page the session is asked
+        /// (`.decideWhetherToApply`) whether the source's announced tombstones let it apply;
+        /// when not (or the source cannot tell: version 1, or a reconciliation, whose deletions
+        /// are not tombstones), the session only previews, like a dry run.
+        var asksBeforeApplying = false
+        /// The peer as the mass-deletion guard names it.
+        var peer = ""
         /// The largest image the store accepts.
         var maxImageBytes = Int64.max
-        /// Why the clock guard refuses a version, worded for the user; nil when it may be applied.
-        var clockGuard: (Version) -> String? = { _ in nil }
         /// The store had no item rows and no GC horizon when the session began: a key has a row
         /// only if this session committed it (`SessionKeys`), so the merge rule reads no other.
         var startsEmpty = false
@@ -85,6 +53,11 @@ struct SinkStateMachine {
         case lookUpReconciliation(source: StoreID)
         /// Feed `liveItemsCounted(_:)` the number of live items.
         case countLiveItems
+        /// Feed `applyDecided(_:)` whether the plan's mass-deletion guard lets this many
+        /// tombstones, announced by the source, be applied (`Configuration.asksBeforeApplying`).
+        case decideWhetherToApply(tombstonesAhead: Int64)
+        /// Feed `clocksChecked(_:)` the versions the clock guard refuses, by index, with why.
+        case checkClocks([Version])
         /// Hand the batch (if any) to the committer; with `wait`, wait until it and every batch
         /// before it are committed. Feed each commit that ends to `batchCommitted(_:)`, then
         /// call `proceed()`.
@@ -134,6 +107,12 @@ struct SinkStateMachine {
         var image: ImageRef
     }
 
+    /// A version the clock guard refuses: its index in `.checkClocks`, and why, for the user.
+    struct ClockRefusal: Equatable {
+        var index: Int
+        var reason: String
+    }
+
     enum State {
         /// Between pages; what the session holds for the next commit.
         case awaitingPage(PendingBatch)
@@ -154,6 +133,8 @@ struct SinkStateMachine {
         var next = Resume.readLocal
         /// This store's rows of the page's keys.
         var local: [ItemKey: Item] = [:]
+        /// What the clock guard is checking: the page's entries, or the records that win.
+        var checkingClocks = ClockCheck.entries
         /// Checked and to be applied: winning tombstones, then records with their images.
         var incoming: [IncomingRecord] = []
         /// Deletions this page brings, for the guard.
@@ -173,6 +154,11 @@ struct SinkStateMachine {
         /// The image being received.
         var header: ImageHeaderMessage?
         var fetched: [SHA256Digest: StagedImage] = [:]
+    }
+
+    enum ClockCheck {
+        case entries
+        case records
     }
 
     enum Resume {
@@ -199,11 +185,18 @@ struct SinkStateMachine {
         var mayRemoveImages: Bool
     }
 
-    var state = State.awaitingPage(PendingBatch())
-    var configuration: Configuration
+    private var state = State.awaitingPage(PendingBatch())
+    let configuration: Configuration
+    /// The plan's mass-deletion guard, unless the session only previews.
+    let deletionGuard: MassDeleteGuard?
+    /// A monotonic clock in milliseconds: the session's, a test's own.
+    let uptime: () -> UInt64
+    /// Whether the session only previews: the plan's dry run, or a guarded pull's first session
+    /// that the source's announcement did not let apply (`decideWhetherToApply`).
+    private(set) var isPreview: Bool
     var frames = SinkFrameOrder()
     /// What the session did not apply: no checkpoint passes it, so a later run retries it.
-    var holds: SinkHolds
+    var holds = SinkHolds()
     /// The mass-deletion guard's running count, when the session applies under one.
     var budget: DeletionBudget?
     /// The horizon of the reconciliation this session takes part in (decided on its first page).
@@ -212,13 +205,9 @@ struct SinkStateMachine {
     /// When the store began empty: the keys this session handed to the committer.
     var sessionKeys: SessionKeys?
     var pagesStarted = 0
-    /// How many entries the pages held may list before they are committed (version 2): grows
-    /// in a bulk pull.
-    var batchLimit: Int
-    /// Whether this is a bulk pull: see `Batch`.
-    var isBulk = false
-    /// Whether the batch before the session's last pages was committed (`reachesTail`).
-    var tailCommitted = false
+    /// When the pages held are committed (version 2): learns on the first page whether the pull
+    /// is bulk, and grows its limit as batches fill.
+    var batches: BatchPolicy
     /// The entries the session's pages listed so far.
     var entriesListed = 0
     /// How far the store has durably applied the source's feed: PageDone's `durable_seq`.
@@ -229,17 +218,30 @@ struct SinkStateMachine {
     /// or not: what the progress line shows while a batch gathers (the summary counts commits).
     var receivedItems = 0
     /// What the source's first page announced (version 2), for the progress estimate.
-    var totalEntries: Int?
     var totalImageBytes: Int64?
 
-    init(_ configuration: Configuration = .init(), report: SyncReport = SyncReport(direction: .pull, peer: "")) {
+    /// `batches` defaults to the plan's batch size; a test passes its own limits and clock.
+    init(
+        _ configuration: Configuration = .init(), batches: BatchPolicy? = nil,
+        uptime: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds / 1_000_000 },
+        report: SyncReport = SyncReport(direction: .pull, peer: "")
+    ) {
         self.configuration = configuration
-        self.batchLimit = configuration.commitEvery
-        self.holds = SinkHolds(refusal: configuration.clockGuard)
+        self.deletionGuard = configuration.plan.dryRun ? nil : configuration.plan.massDeleteGuard
+        self.isPreview = configuration.plan.dryRun
+        self.batches = batches ?? BatchPolicy(commitEvery: configuration.plan.commitEvery)
+        self.uptime = uptime
         self.report = report
     }
 
-    var isPreview: Bool { configuration.dryRun }
+    /// What the source's first page announced (version 2), for the progress estimate.
+    var totalEntries: Int? { batches.totalEntries }
+
+    /// Whether the final page is applied (or previewed).
+    var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
 
     /// What the machine waits for, for error messages.
     var expectation: String { frames.expectation }
@@ -296,5 +298,28 @@ struct SinkStateMachine {
         let action = step(&self, &work)
         if case .modifying = state { state = .working(work) }
         return action
+    }
+
+    /// The session only previews from here: it fetches nothing and commits nothing.
+    mutating func beginPreview() {
+        isPreview = true
+        report.dryRun = true
+    }
+
+    /// Takes `page` in hand, with the batch held between pages.
+    mutating func startWork(on page: ManifestPage, isFirst: Bool) {
+        guard case .awaitingPage(let pending) = state else { preconditionFailure("a page arrived with one in hand") }
+        state = .working(PageWork(page: page, isFirst: isFirst, pending: pending))
+    }
+
+    /// The PageDone went out: the next page, or the end.
+    mutating func pageDoneSent() -> Action {
+        guard case .working(let work) = state else { preconditionFailure("PageDone with no page in hand") }
+        if frames.pageApplied() {
+            state = .finished
+            return .finished
+        }
+        state = .awaitingPage(work.pending)
+        return .receive
     }
 }

@@ -83,15 +83,16 @@ struct SyncCommandOptions: ParsableArguments {
         return timeouts
     }
 
-    var clientOptions: SyncClient.Options {
-        var options = SyncClient.Options()
-        options.dryRun = dryRun
-        options.keepReplaced = keepDeletedMilliseconds > 0 && !dryRun
-        return options
-    }
-
-    var massDeleteGuard: MassDeleteGuard? {
-        allowMassDelete ? nil : MassDeleteGuard(maxDelete: maxDelete)
+    /// What this pull, push or sync is, for the engine: made here, once, and read below.
+    func plan(progress: SyncProgressHandler?, imageScan: EarlyImageScan?) -> SyncPlan {
+        var plan = SyncPlan()
+        plan.dryRun = dryRun
+        plan.massDeleteGuard = allowMassDelete ? nil : MassDeleteGuard(maxDelete: maxDelete)
+        plan.retryPolicy = retryPolicy
+        plan.keepDeletedMilliseconds = keepDeletedMilliseconds
+        plan.progress = progress
+        plan.imageScan = imageScan
+        return plan
     }
 
     var retryPolicy: RetryPolicy {

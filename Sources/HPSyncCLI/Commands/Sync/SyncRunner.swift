@@ -39,17 +39,12 @@ struct SyncRunner {
             logger[metadataKey: "peer"] = "\(target.name)"
             connector.logger = logger
             let progress = syncOptions.quiet ? nil : ProgressLine.onTerminal(peer: target.name)
-            var options = SyncRun.Options()
-            options.dryRun = syncOptions.dryRun
-            options.massDeleteGuard = syncOptions.massDeleteGuard
-            options.retryPolicy = syncOptions.retryPolicy
-            options.keepDeletedMilliseconds = syncOptions.keepDeletedMilliseconds
-            options.session = syncOptions.clientOptions
-            options.session.imageScan = imageScan
-            if let progress { options.session.progress = { progress.update($0) } }
+            var update: SyncProgressHandler?
+            if let progress { update = { progress.update($0) } }
+            let plan = syncOptions.plan(progress: update, imageScan: imageScan)
             let run = SyncRun(
                 store: store, peer: SyncRun.Peer(name: target.name, nodeID: target.nodeID),
-                connect: { [connector] in try FramedChannel(stream: connector.connect(target)) }, options: options,
+                connect: { [connector] in try FramedChannel(stream: connector.connect(target)) }, plan: plan,
                 logger: logger)
             return try body(SyncRunner(run: run, options: syncOptions, progress: progress))
         }
