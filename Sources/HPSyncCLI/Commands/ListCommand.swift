@@ -35,16 +35,15 @@ struct ListCommand: ParsableCommand {
         var rows = [["KEY", "NAME", "SERIAL", "VALUE", "CREATED", "IMAGE"]]
         rows.reserveCapacity(items.count + 1)
         var live = 0
-        var total: Int64 = 0
+        var total = DollarTotal()
         for item in items {
             if item.deleted {
                 rows.append([item.key.rawValue, "(deleted)", "", "", "", ""])
                 continue
             }
             live += 1
-            // Saturating: a peer's absurd values must not crash the listing.
-            let (sum, overflow) = total.addingReportingOverflow(item.valueInDollars)
-            total = overflow ? (item.valueInDollars < 0 ? .min : .max) : sum
+            // Exact: rows from before the value range may hold values near Int64's limits.
+            total.add(item.valueInDollars)
             rows.append([
                 item.key.rawValue, item.name, item.serialNumber ?? "-", String(item.valueInDollars),
                 String(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds).prefix(10)),
