@@ -1,15 +1,19 @@
+import Foundation
 import GRDB
+import HPSyncModel
 
 /// Writes one transaction's trash rows, many per INSERT: a pull trashes a version for every
 /// live item it replaces, and a single-row INSERT paid the statement's start and end (with
 /// AUTOINCREMENT's read and write of `sqlite_sequence`) for each row. Rows wait here until
 /// they fill a statement; `finish()`, before the transaction commits, writes the rest. Rows
-/// are written in the order they came, so their ids are what one INSERT each gave them.
+/// are written in the order they came, so their ids are what one INSERT each gave them. The
+/// images the rows name are copied into the trash by `finish()` too (`TrashImages`).
 struct TrashInsertion: ~Copyable {
     static let rowsPerStatement = 32
 
     private let db: Database
     private var pending: [TrashRecord] = []
+    private var images = PendingTrashImages()
 
     init(_ db: Database) {
         self.db = db
@@ -21,9 +25,16 @@ struct TrashInsertion: ~Copyable {
         if pending.count == Self.rowsPerStatement { try write() }
     }
 
-    /// Writes the rows still waiting.
+    /// Keeps a copy of the image at `source` (a live file) in the `trash` folder.
+    mutating func addImage(source: String, ref: ImageRef, trash: URL) {
+        images.add(source: source, ref: ref, trash: trash)
+    }
+
+    /// Writes the rows still waiting, and copies their images into the trash, durable before
+    /// the caller commits.
     mutating func finish() throws {
         if !pending.isEmpty { try write() }
+        try images.write()
     }
 
     private mutating func write() throws {
