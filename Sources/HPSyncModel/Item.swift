@@ -43,14 +43,14 @@ public enum ItemLimits {
     public static let maxSerialBytes = 256
     /// The default largest image; a store may be configured lower or higher.
     public static let defaultMaxImageBytes: Int64 = 64 << 20
-    /// The largest value, in whole dollars, either way: one billion. No household or small
-    /// business owns a single thing worth more; the Objective-C app's 32-bit `valueInDollars`
-    /// holds every value in range; the sum of 9.2 billion such items still fits an Int64 (a
-    /// store that large would hold terabytes of rows alone); and a total of up to nine million
-    /// of them stays exact in a double (JavaScript's numbers, SQLite's `total()`).
-    public static let maxValueInDollars: Int64 = 1_000_000_000
-    /// The values an item may take: negative ones too (a debt, a credit).
-    public static let valueInDollars: ClosedRange<Int64> = -maxValueInDollars...maxValueInDollars
+    /// The values an item may take, in whole dollars: a signed 32-bit integer's, what the
+    /// Objective-C Homepwner's `valueInDollars` holds (so every file of the app imports and
+    /// every value exports back to it), negative ones too (a debt, a credit). No household or
+    /// small business owns one thing worth two billion dollars; the sum of 4.29 billion such
+    /// items still fits an Int64 (a store that large would hold terabytes of rows alone); and a
+    /// total of up to four million of them stays exact in a double (JavaScript's numbers,
+    /// SQLite's `total()`).
+    public static let valueInDollars: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
     /// What a refusal says about the range, for every way in.
-    public static let valueRangeText = "-1000000000...1000000000 (one billion dollars either way)"
+    public static let valueRangeText = "-2147483648...2147483647 (a signed 32-bit integer, as Homepwner keeps)"
 }

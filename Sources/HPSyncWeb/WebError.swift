@@ -67,7 +67,7 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
         case .invalidSerial(let reason): .badRequest("The serial number is not valid: \(reason).")
         case .invalidValue(let value):
             .badRequest(
-                "The value \(value) is out of range: values are whole dollars from -1,000,000,000 to 1,000,000,000.")
+                "The value \(value) is out of range: values are whole dollars from -2,147,483,648 to 2,147,483,647.")
         case .notAnImage:
             .unsupportedMediaType("The file is not a photo hp-sync keeps: send a JPEG, PNG, HEIC or GIF.")
         case .imageTooLarge(_, _, let limit):

@@ -3,13 +3,13 @@ import HPSyncModel
 import HPSyncTesting
 import Testing
 
-/// Values outside -10^9...10^9 dollars are refused at every way in from the command line, and
+/// Values outside a signed 32-bit integer's range are refused at every way in from the command line, and
 /// totals of whatever the store already holds come out exact.
 @Suite("The value range, run as a binary")
 struct ValueRangeTests {
     /// `add --value 9223372036854775808` once trapped converting a Double to Int64 (exit 132).
     @Test(arguments: [
-        "9223372036854775808", "-9223372036854775809", "9223372036854775807", "1000000001", "-1000000001",
+        "9223372036854775808", "-9223372036854775809", "9223372036854775807", "2147483648", "-2147483649",
         "1e30", "99999999999999999999999.5", "-1e19", "inf", "nan", "0x10", "", " ", "--", "1_000",
     ])
     func addAndEditRefuseAnyValueOutsideTheRangeWithAUsageError(value: String) throws {
@@ -31,7 +31,7 @@ struct ValueRangeTests {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
         try runner.run(["init"])
-        for value in ["1000000000", "-1000000000", " 7 "] {
+        for value in ["2147483647", "-2147483648", " 8 "] {
             #expect(try runner.run(["add", "--name", "Edge", "--value", value]).status == 0, "\(value)")
         }
         #expect(try runner.run(["list"]).text.contains("total: 3 items, value 7\n"))
@@ -42,7 +42,7 @@ struct ValueRangeTests {
         defer { runner.cleanUp() }
         try runner.run(["init"])
         let added = try runner.run(["add", "--name", "Lamp", "--value", "9223372036854775808"])
-        #expect(added.stderr.contains("-1000000000...1000000000"), "\(added.stderr)")
+        #expect(added.stderr.contains("-2147483648...2147483647"), "\(added.stderr)")
     }
 
     @Test func importsRefuseAValueOutsideTheRangeNamingTheItem() throws {
@@ -61,11 +61,11 @@ struct ValueRangeTests {
             #expect(imported.status == 65, "\(arguments): \(imported.stderr)")
             #expect(imported.stderr.contains(key), "\(imported.stderr)")
         }
-        let csv = "key,name,valueInDollars\r\n\(key),Yacht,1000000001\r\n"
+        let csv = "key,name,valueInDollars\r\n\(key),Yacht,2147483648\r\n"
         let csvFile = try runner.file("items.csv", Array(csv.utf8))
         let fromCSV = try runner.run(["import", csvFile.path])
         #expect(fromCSV.status == 65, "\(fromCSV.stderr)")
-        #expect(fromCSV.stderr.contains(key) && fromCSV.stderr.contains("1000000001"), "\(fromCSV.stderr)")
+        #expect(fromCSV.stderr.contains(key) && fromCSV.stderr.contains("2147483648"), "\(fromCSV.stderr)")
         #expect(try runner.run(["list"]).text.contains("total: 0 items"))
     }
 

@@ -12,12 +12,12 @@ import Testing
     @Test func addEditAndAPeersRecordRefuseValuesOutsideTheRange() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        for value in [Int64.max, .min, 1_000_000_001, -1_000_000_001] {
+        for value in [Int64.max, .min, 2_147_483_648, -2_147_483_649] {
             #expect(throws: StoreError.invalidValue(value)) {
                 try store.add(ItemDraft(name: "Yacht", valueInDollars: value))
             }
         }
-        let item = try store.add(ItemDraft(name: "Yacht", valueInDollars: 1_000_000_000))
+        let item = try store.add(ItemDraft(name: "Yacht", valueInDollars: 2_147_483_647))
         #expect(throws: StoreError.invalidValue(.max)) { try store.edit(item.key, ItemEdit(valueInDollars: .max)) }
         var remote = Fixtures.remoteItem(ItemKey.random(), stamp: 1 << 40)
         remote.valueInDollars = .max
@@ -27,7 +27,7 @@ import Testing
             guard case StoreError.invalidRecord(let key, let reason) = error else { return false }
             return key == remote.key && reason.contains("\(Int64.max)")
         }
-        #expect(try store.items().map(\.valueInDollars) == [1_000_000_000])
+        #expect(try store.items().map(\.valueInDollars) == [2_147_483_647])
     }
 
     /// Two rows at Int64's limit made `SUM` fail ("integer overflow") and every page with it.

@@ -43,7 +43,7 @@ public struct ExtremeFields: Sendable, CustomStringConvertible {
 /// put in a store before rendering every view of it.
 public enum ExtremeRecords {
     public static let values: [Int64] = [
-        .min, .max, .min + 1, .max - 1, 0, -1, 1, 1_000_000_000, -1_000_000_000, 1_000_000_001, 1 << 53, -(1 << 53) - 1,
+        .min, .max, .min + 1, .max - 1, 0, -1, 1, 2_147_483_647, -2_147_483_648, 2_147_483_648, 1 << 53, -(1 << 53) - 1,
     ]
     /// Int64's ends, the epoch, the first and last milliseconds of years 1 and 9999.
     public static let dates: [Int64] = [

@@ -20,7 +20,9 @@ enum ItemArguments {
             return value
         }
         if let number = Double(trimmed), number.isFinite {
-            guard number.magnitude <= Double(ItemLimits.maxValueInDollars) else { throw outOfRange }
+            guard number >= Double(ItemLimits.valueInDollars.lowerBound),
+                number <= Double(ItemLimits.valueInDollars.upperBound)
+            else { throw outOfRange }
             throw ValidationError(
                 "values are whole dollars, without cents; round it (e.g. \(Int64(number.rounded(.down))) or "
                     + "\(Int64(number.rounded(.up))))")
