@@ -129,6 +129,8 @@ let package = Package(
             dependencies: [
                 "HPSyncEngine", "HPSyncStore", "HPSyncModel", "HPSyncCrypto",
                 .product(name: "Logging", package: "swift-log"),
+                // ExtremeRecords writes rows past the store's rules, as old rows would be.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/HPSyncTesting"
         ),
@@ -184,6 +186,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
@@ -197,6 +200,7 @@ let package = Package(
             dependencies: [
                 "HPSyncCrypto", "HPSyncProtocol", "HPSyncModel", "HPSyncStore", "HPSyncTesting",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
     ],

@@ -43,4 +43,14 @@ public enum ItemLimits {
     public static let maxSerialBytes = 256
     /// The default largest image; a store may be configured lower or higher.
     public static let defaultMaxImageBytes: Int64 = 64 << 20
+    /// The values an item may take, in whole dollars: a signed 32-bit integer's, what the
+    /// Objective-C Homepwner's `valueInDollars` holds (so every file of the app imports and
+    /// every value exports back to it), negative ones too (a debt, a credit). No household or
+    /// small business owns one thing worth two billion dollars; the sum of 4.29 billion such
+    /// items still fits an Int64 (a store that large would hold terabytes of rows alone); and a
+    /// total of up to four million of them stays exact in a double (JavaScript's numbers,
+    /// SQLite's `total()`).
+    public static let valueInDollars: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
+    /// What a refusal says about the range, for every way in.
+    public static let valueRangeText = "-2147483648...2147483647 (a signed 32-bit integer, as Homepwner keeps)"
 }

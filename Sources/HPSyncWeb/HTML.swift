@@ -55,13 +55,22 @@ struct HTML: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible
 enum Format {
     /// Whole dollars with thousands separators: 1234567 -> "$1,234,567".
     static func dollars(_ value: Int64) -> String {
-        let digits = String(value.magnitude)
+        grouped(String(value.magnitude), negative: value < 0)
+    }
+
+    /// A total with thousands separators; a saturated one (`DollarTotal`) says it is a bound.
+    static func dollars(_ total: DollarTotal) -> String {
+        (total.isSaturated ? (total.isNegative ? "< " : "> ") : "")
+            + grouped(total.magnitudeDigits, negative: total.isNegative)
+    }
+
+    private static func grouped(_ digits: String, negative: Bool) -> String {
         var grouped = ""
         for (index, character) in digits.enumerated() {
             if index > 0 && (digits.count - index) % 3 == 0 { grouped.append(",") }
             grouped.append(character)
         }
-        return (value < 0 ? "-$" : "$") + grouped
+        return (negative ? "-$" : "$") + grouped
     }
 
     /// A time people read: "2024-01-02 03:04:05 UTC" (no milliseconds, no ISO "T").

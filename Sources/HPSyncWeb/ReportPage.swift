@@ -5,9 +5,10 @@ import HPSyncStore
 /// totals, laid out for paper by the print stylesheet ("Print / Save as PDF").
 enum ReportPage {
     static func render(items: [Item], generatedAt: Int64, nodeID: String) -> HTML {
-        var total: Int64 = 0
+        // Exact whatever the store holds: rows from before the value range may be near Int64's limits.
+        var total = DollarTotal()
         let rows = items.map { item -> HTML in
-            total += item.valueInDollars
+            total.add(item.valueInDollars)
             let photo: HTML =
                 item.image.map { "<img src=\"\(InventoryPage.imageURL($0))\" alt=\"Photo of \(item.name)\">" }
                 ?? "<span class=\"muted\">no photo</span>"

@@ -86,9 +86,11 @@ enum SyncPage {
             "\(String(DateText.iso8601(milliseconds: milliseconds).prefix(19)))Z (\(ago(milliseconds, now: now)) ago)"
     }
 
-    /// "3 min", "5 h", "2 d": enough to judge staleness at a glance.
+    /// "3 min", "5 h", "2 d": enough to judge staleness at a glance. Any time a store can hold
+    /// (a trash entry's, written by a broken build) gives text: the difference saturates.
     static func ago(_ milliseconds: Int64, now: Int64) -> String {
-        let seconds = max(0, (now - milliseconds) / 1000)
+        let (difference, overflow) = now.subtractingReportingOverflow(milliseconds)
+        let seconds = overflow ? (milliseconds > now ? 0 : Int64.max / 1000) : max(0, difference / 1000)
         switch seconds {
         case ..<60: return "\(seconds) s"
         case ..<3600: return "\(seconds / 60) min"

@@ -74,6 +74,9 @@ public enum WebError: Error, CustomStringConvertible, Equatable, Sendable {
             .notFound("That version is no longer in the trash.")
         case .invalidName(let reason): .badRequest("The name is not valid: \(reason).")
         case .invalidSerial(let reason): .badRequest("The serial number is not valid: \(reason).")
+        case .invalidValue(let value):
+            .badRequest(
+                "The value \(value) is out of range: values are whole dollars from -2,147,483,648 to 2,147,483,647.")
         case .notAnImage:
             .unsupportedMediaType("The file is not a photo hp-sync keeps: send a JPEG, PNG, HEIC or GIF.")
         case .imageTooLarge(_, _, let limit): photoTooLarge(limit: limit)

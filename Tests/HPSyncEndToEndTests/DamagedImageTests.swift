@@ -108,4 +108,22 @@ import Testing
         #expect(rotten.status == 66, "\(rotten.stderr)")
         #expect(rotten.stderr.contains(Self.repair))
     }
+
+    /// `list` listed names only: a truncated photo showed as `yes (559 B)` while `show` said it
+    /// was damaged. One `stat` per photo now flags it as `show` does.
+    @Test func listFlagsATruncatedPhotoAsShowDoes() throws {
+        let (runner, truncated, intact) = try Self.twoPhotos()
+        defer { runner.cleanUp() }
+        let file = HealingCommandTests.imageURL(runner, truncated)
+        try Data(try Data(contentsOf: file).prefix(100)).write(to: file)
+        let list = try runner.run(["list"])
+        #expect(list.status == 0)
+        let row = try #require(list.text.split(separator: "\n").first { $0.hasPrefix(truncated) })
+        #expect(row.hasSuffix("DAMAGED (100 of 559 B)"), "\(row)")
+        let other = try #require(list.text.split(separator: "\n").first { $0.hasPrefix(intact) })
+        #expect(other.hasSuffix("yes (559 B)"))
+        #expect(list.stderr.contains("1 image is DAMAGED") && list.stderr.contains(Self.repair), "\(list.stderr)")
+        #expect(try runner.run(["list", "--json"]).text.contains("\"imageMissing\": true"))
+        #expect(try runner.run(["show", truncated]).text.contains("damaged (100 bytes, not 559)"))
+    }
 }

@@ -70,7 +70,7 @@ struct BulkMessageDecoderTests {
             return Item(
                 key: key, name: names.randomElement(using: &random)!,
                 serialNumber: serials.randomElement(using: &random)!,
-                valueInDollars: Int64.random(in: Int64.min...Int64.max, using: &random),
+                valueInDollars: Int64.random(in: ItemLimits.valueInDollars, using: &random),
                 dateCreatedMilliseconds: Int64.random(in: Int64.min...Int64.max, using: &random), image: image,
                 version: version)
         }
@@ -198,6 +198,13 @@ struct BulkMessageDecoderTests {
             Wire.field(4, 1),
             // A key that is not UTF-8 (its last byte 0xC3).
             Wire.field(5, bytes: Wire.field(1, bytes: Array("4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC0".utf8) + [0xC3])),
+            // A record whose value is outside the range (2^63 - 1).
+            Wire.field(
+                6,
+                bytes: Wire.field(
+                    1,
+                    bytes: Wire.field(1, bytes: Array("4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04".utf8))
+                        + Wire.field(4, UInt64(Int64.max)) + Wire.field(9, bytes: [UInt8](repeating: 7, count: 32)))),
             // A record whose name is not UTF-8.
             Wire.field(
                 6,

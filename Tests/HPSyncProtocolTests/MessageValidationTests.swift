@@ -79,6 +79,26 @@ import Testing
         #expect(throws: ProtocolError.self) { try decode(.records(records)) }
     }
 
+    /// A peer's value outside a signed 32-bit integer's range (2^63 - 1 once took down every node's web
+    /// app) is ERROR_BAD_DATA naming the key; the range's ends come in.
+    @Test(arguments: [Int64.max, .min, 2_147_483_648, -2_147_483_649])
+    func valuesOutsideTheRangeAreBadDataNamingTheKey(_ value: Int64) throws {
+        var records = Hpsync_V1_Records()
+        records.records = [record()]
+        records.records[0].valueInDollars = value
+        let error = try #require(throws: ProtocolError.self) { try decode(.records(records)) }
+        #expect(error.code == .badData)
+        #expect("\(error)".contains("4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04") && "\(error)".contains("\(value)"))
+        for edge in [ItemLimits.valueInDollars.upperBound, ItemLimits.valueInDollars.lowerBound] {
+            records.records[0].valueInDollars = edge
+            guard case .records(let items) = try decode(.records(records)) else {
+                Issue.record("not records")
+                return
+            }
+            #expect(items.first?.valueInDollars == edge)
+        }
+    }
+
     @Test func tooManyEntriesAreRejected() {
         var fetch = Hpsync_V1_FetchRecords()
         fetch.keys = (0...ProtocolLimits.maxRecordsPerBatch).map { _ in ItemKey.random().rawValue }

@@ -40,9 +40,9 @@ import Testing
         #expect(try store.verify(repair: false).isClean)
     }
 
-    /// A pull replacing several items trashes each image with one hard link: two items with the
-    /// same photo share one trash file (the second link finds it there), and an item whose file
-    /// is gone is trashed without bytes, the pull going through.
+    /// A pull replacing several items copies each image into the trash once: two items with the
+    /// same photo share one trash file, and an item whose file is gone is trashed without bytes
+    /// (a problem `verify` reports), the pull going through.
     @Test func sharedPhotosAreTrashedOnceAndAMissingFileIsNoError() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)

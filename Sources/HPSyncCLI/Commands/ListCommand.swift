@@ -27,36 +27,47 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let store = try options.openStore()
         let items = Self.sorted(try store.items(includeDeleted: deleted).filter(matches), by: sort)
-        let missing = try store.keysWithMissingImages(items)
+        let amiss = try store.imageFileSizesAmiss(items)
         if json {
-            Output.writeData(store.itemsJSON(items, missingImages: missing))
+            Output.writeData(store.itemsJSON(items, missingImages: Set(amiss.keys)))
             return
         }
         var rows = [["KEY", "NAME", "SERIAL", "VALUE", "CREATED", "IMAGE"]]
         rows.reserveCapacity(items.count + 1)
         var live = 0
-        var total: Int64 = 0
+        var total = DollarTotal()
         for item in items {
             if item.deleted {
                 rows.append([item.key.rawValue, "(deleted)", "", "", "", ""])
                 continue
             }
             live += 1
-            // Saturating: a peer's absurd values must not crash the listing.
-            let (sum, overflow) = total.addingReportingOverflow(item.valueInDollars)
-            total = overflow ? (item.valueInDollars < 0 ? .min : .max) : sum
+            // Exact: rows from before the value range may hold values near Int64's limits.
+            total.add(item.valueInDollars)
             rows.append([
                 item.key.rawValue, item.name, item.serialNumber ?? "-", String(item.valueInDollars),
                 String(DateText.iso8601(milliseconds: item.dateCreatedMilliseconds).prefix(10)),
-                item.image.map { missing.contains(item.key) ? "MISSING (\($0.size) B)" : "yes (\($0.size) B)" } ?? "no",
+                item.image.map { image in
+                    switch amiss[item.key] {
+                    case nil: "yes (\(image.size) B)"
+                    case .some(nil): "MISSING (\(image.size) B)"
+                    case .some(let size?): "DAMAGED (\(size) of \(image.size) B)"
+                    }
+                } ?? "no",
             ])
         }
         Output.write(Output.table(rows) + "total: \(live) item\(live == 1 ? "" : "s"), value \(total)\n")
-        if !missing.isEmpty {
+        if !amiss.isEmpty {
             // On stderr: the table stays the same shape for scripts, the person still sees it.
-            Output.warning(
-                "\(missing.count) image\(missing.count == 1 ? " is" : "s are") MISSING (their files are gone); "
-                    + "repair with `\(Store.repairCommand)`")
+            let missing = amiss.values.filter { $0 == nil }.count
+            let damaged = amiss.count - missing
+            let what = [
+                missing > 0 ? "\(missing) image\(missing == 1 ? " is" : "s are") MISSING (their files are gone)" : nil,
+                damaged > 0
+                    ? "\(damaged) image\(damaged == 1 ? " is" : "s are") DAMAGED (their files have the wrong size)"
+                    : nil,
+            ].compactMap { $0 }.joined(separator: " and ")
+            Output.warning("\(what); repair with `\(Store.repairCommand)`")
         }
     }
 

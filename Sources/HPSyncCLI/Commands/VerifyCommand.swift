@@ -49,7 +49,7 @@ struct VerifyCommand: ParsableCommand {
             try repair ? options.lockAndOpenStore(logger: logger) : (nil, options.openStore(logger: logger))
         let report = try withExtendedLifetime(lock) { () throws -> VerifyReport in
             let report = try store.verify(repair: repair)
-            guard !peers.isEmpty, !(report.missingImages + report.mismatchedImages).isEmpty else { return report }
+            guard !peers.isEmpty, report.hasImagesToHeal else { return report }
             let healed = try heal(store, logger: logger)
             // Look again: what is clean now is what the peers healed.
             var after = try store.verify(repair: false)
@@ -87,7 +87,8 @@ struct VerifyCommand: ParsableCommand {
         let client = SyncClient(store: store, logger: logger)
         var lines: [String] = []
         for peer in peers {
-            let wanted = try store.imagesToHeal()
+            // The trash's images too: one request per digest heals both sides at once.
+            let wanted = try store.imagesToHeal() + store.trashImagesToHeal()
             guard !wanted.isEmpty else { break }
             do {
                 let target = try connector.resolve(peer)

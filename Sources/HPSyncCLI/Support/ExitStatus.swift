@@ -131,7 +131,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .database, .newerSchema: return .software
         case .stagingOverflow, .invalidRecord: return .protocolError
         case .invalidKey, .unknownKey, .alreadyDeleted, .keyExists, .ambiguousPrefix, .prefixTooShort, .invalidName,
-            .invalidSerial, .invalidPeerName, .peerExists, .notAnImage, .imageTooLarge, .digestMismatch,
+            .invalidSerial, .invalidValue, .invalidPeerName, .peerExists, .notAnImage, .imageTooLarge, .digestMismatch,
             .invalidImport, .ambiguousInvitation:
             return .dataError
         }

@@ -220,7 +220,8 @@ enum BulkMessageDecoder {
         }
         let version = Version(stamp: VersionStamp(rawValue: stamp), origin: node)
         if deleted { return Item.tombstone(key: key, version: version) }
-        guard name.utf8.count <= ItemLimits.maxNameBytes, (serial?.utf8.count ?? 0) <= ItemLimits.maxSerialBytes
+        guard name.utf8.count <= ItemLimits.maxNameBytes, (serial?.utf8.count ?? 0) <= ItemLimits.maxSerialBytes,
+            ItemLimits.valueInDollars.contains(Int64(bitPattern: value))
         else { return nil }
         var image: ImageRef?
         if digestBytes.count > 0 {

@@ -238,6 +238,11 @@ extension Message {
         if record.hasSerialNumber && record.serialNumber.utf8.count > ItemLimits.maxSerialBytes {
             throw .invalidField(message: "Record", field: "serial_number", problem: "is longer than 256 bytes")
         }
+        guard ItemLimits.valueInDollars.contains(record.valueInDollars) else {
+            throw .invalidField(
+                message: "Record", field: "value_in_dollars",
+                problem: "of item \(itemKey) is \(record.valueInDollars), outside \(ItemLimits.valueRangeText)")
+        }
         var image: ImageRef? = nil
         if !record.imageSha256.isEmpty {
             let size = try seq(record.imageSize, "Record", "image_size")

@@ -42,9 +42,9 @@ public struct BrowseQuery: Sendable, Equatable {
 public struct BrowsePage: Sendable, Equatable {
     public var items: [Item]
     public var matching: Int
-    public var matchingValue: Int64
+    public var matchingValue: DollarTotal
     public var total: Int
-    public var totalValue: Int64
+    public var totalValue: DollarTotal
 }
 
 /// Reads for browsing: paged, sorted, filtered. Every part comes from one read transaction, so
@@ -65,14 +65,8 @@ extension Store {
                 filter += " AND (name LIKE ? ESCAPE '\\' OR serialNumber LIKE ? ESCAPE '\\')"
                 arguments += [pattern, pattern]
             }
-            let totals = try Row.fetchOne(
-                db, sql: "SELECT count(*), COALESCE(SUM(valueInDollars), 0) FROM item WHERE deleted = 0")!
-            let matched =
-                needle.isEmpty
-                ? totals
-                : try Row.fetchOne(
-                    db, sql: "SELECT count(*), COALESCE(SUM(valueInDollars), 0) FROM item WHERE \(filter)",
-                    arguments: arguments)!
+            let totals = try Self.countAndValue(db, filter: "deleted = 0", arguments: [])
+            let matched = needle.isEmpty ? totals : try Self.countAndValue(db, filter: filter, arguments: arguments)
             let direction = query.descending ? "DESC" : "ASC"
             let sql = """
                 SELECT * FROM item WHERE \(filter)
@@ -84,9 +78,24 @@ extension Store {
             let cursor = try ItemRecord.fetchCursor(db, sql: sql, arguments: arguments)
             while let record = try cursor.next() { items.append(try record.item(origins: &origins)) }
             return BrowsePage(
-                items: items, matching: matched[0], matchingValue: matched[1], total: totals[0],
-                totalValue: totals[1])
+                items: items, matching: matched.count, matchingValue: matched.value, total: totals.count,
+                totalValue: totals.value)
         }
+    }
+
+    /// How many rows match `filter` and their values' exact total. A plain SUM overflows (an
+    /// SQL error) with two values near Int64's limits, which rows written before the value range
+    /// existed may hold; the halves of each value are summed apart instead (`DollarTotal`).
+    private static func countAndValue(_ db: Database, filter: String, arguments: StatementArguments) throws
+        -> (count: Int, value: DollarTotal)
+    {
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT count(*), COALESCE(SUM(valueInDollars >> 32), 0), COALESCE(SUM(valueInDollars & 4294967295), 0)
+                FROM item WHERE \(filter)
+                """, arguments: arguments)!
+        return (row[0], DollarTotal(sumOfHighHalves: row[1], sumOfLowHalves: row[2]))
     }
 
     /// All live items in `order`, for a report: a cursor's worth at a time, handed to `body`.

@@ -67,10 +67,13 @@ extension Store {
 
     /// Puts `staged` (bytes already verified against its digest) in place for every key in
     /// `keys` whose row still names that image, through the journal; returns the keys healed.
-    /// No version changes: the item is the same, only its file was lost.
+    /// No version changes: the item is the same, only its file was lost. A trash image with
+    /// that digest that is missing or damaged gets a copy too (and the key named for it, the
+    /// one `trashImagesToHeal` gave, counts as healed).
     public func heal(_ staged: StagedImage, for keys: [ItemKey]) throws -> [ItemKey] {
         defer { staged.discard() }
         try staged.durability.wait()
+        let trashKey = try healTrash(from: staged)
         var links: [ItemKey: String] = [:]
         defer { for name in links.values { FileIO.unlinkIfPresent(images.tempPath(name)) } }
         for key in keys { links[key] = try images.linkTemp(staged.tempName) }
@@ -95,7 +98,25 @@ extension Store {
         if !journaled.isEmpty {
             logger.notice("healed image", metadata: ["keys": "\(journaled.map(\.key.rawValue))"])
         }
-        return journaled.map(\.key)
+        let healed = journaled.map(\.key)
+        return healed + (trashKey.map { key in healed.contains(key) || !keys.contains(key) ? [] : [key] } ?? [])
+    }
+
+    /// Copies `staged` into the trash when a trash entry names its image and the trash file is
+    /// missing or damaged; returns the key of such an entry.
+    private func healTrash(from staged: StagedImage) throws -> ItemKey? {
+        let digest = Data(staged.ref.digest.bytes)
+        let key = try read { db in
+            try String.fetchOne(
+                db, sql: "SELECT min(key) FROM trash WHERE imageDigest = ? AND imageSize = ?",
+                arguments: [digest, staged.ref.size])
+        }
+        let trash = trashImages
+        guard let key, !trash.isIntact(staged.ref) else { return nil }
+        guard try trash.keep(copying: images.tempPath(staged.tempName), ref: staged.ref) else { return nil }
+        try trash.syncFolder()
+        logger.notice("healed trash image", metadata: ["digest": "\(staged.ref.digest.hex)"])
+        return try? ItemKey(key)
     }
 
     func forgetImagesToHeal(_ keys: [String]) throws {

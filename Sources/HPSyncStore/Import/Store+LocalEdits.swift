@@ -64,7 +64,7 @@ extension Store {
     /// that changed since the importer measured it fails the batch (`LocalEditError`). A nil
     /// image keeps the store's. A batch that changes nothing commits nothing. `dryRun` plans and
     /// writes nothing. The caller validates names and serials first
-    /// (`validate(name:serial:requireName:)`).
+    /// (`validate(name:serial:value:requireName:)`).
     package func importLocalEdits(_ batch: [Item], imageFiles: [ItemKey: URL], dryRun: Bool) throws
         -> LocalEditsOutcome
     {

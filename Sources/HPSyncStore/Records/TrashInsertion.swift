@@ -1,22 +1,19 @@
+import Foundation
 import GRDB
+import HPSyncModel
 
 /// Writes one transaction's trash rows, many per INSERT: a pull trashes a version for every
 /// live item it replaces, and a single-row INSERT paid the statement's start and end (with
 /// AUTOINCREMENT's read and write of `sqlite_sequence`) for each row. Rows wait here until
 /// they fill a statement; `finish()`, before the transaction commits, writes the rest. Rows
-/// are written in the order they came, so their ids are what one INSERT each gave them.
-///
-/// It also makes the photos linked into `trash/` durable before the rows naming them commit:
-/// a power cut after the commit must not leave a row whose photo's name was never synced (the
-/// power-cut test found exactly that: an acknowledged pull's trashed photo gone, its live file
-/// already replaced, so `trash restore` had nothing to restore).
+/// are written in the order they came, so their ids are what one INSERT each gave them. The
+/// images the rows name are copied into the trash by `finish()` too (`TrashImages`).
 struct TrashInsertion: ~Copyable {
     static let rowsPerStatement = 32
 
     private let db: Database
     private var pending: [TrashRecord] = []
-    /// The folder a photo was linked into since the last sync of it.
-    private var unsyncedFolder: String?
+    private var images = PendingTrashImages()
 
     init(_ db: Database) {
         self.db = db
@@ -28,18 +25,16 @@ struct TrashInsertion: ~Copyable {
         if pending.count == Self.rowsPerStatement { try write() }
     }
 
-    /// Notes that a photo was linked into `folder`: `finish()` syncs it.
-    mutating func linked(into folder: String) {
-        unsyncedFolder = folder
+    /// Keeps a copy of the image at `source` (a live file) in the `trash` folder.
+    mutating func addImage(source: String, ref: ImageRef, trash: URL) {
+        images.add(source: source, ref: ref, trash: trash)
     }
 
-    /// Writes the rows still waiting and syncs the trash folder's new names (before the commit).
+    /// Writes the rows still waiting, and copies their images into the trash, durable before
+    /// the caller commits.
     mutating func finish() throws {
         if !pending.isEmpty { try write() }
-        if let folder = unsyncedFolder {
-            try FileIO.syncDirectory(folder)
-            unsyncedFolder = nil
-        }
+        try images.write()
     }
 
     private mutating func write() throws {

@@ -8,7 +8,7 @@ import HPSyncModel
 extension Store {
     /// Adds a new item, copying its image (if any) into the store.
     public func add(_ draft: ItemDraft) throws -> Item {
-        try Self.validate(name: draft.name, serial: draft.serialNumber, requireName: true)
+        try Self.validate(name: draft.name, serial: draft.serialNumber, value: draft.valueInDollars, requireName: true)
         let key = draft.key ?? ItemKey.random()
         let image = try draft.imageFile.map { try stageLocalImage($0) }
         return try commitLocal(key: key, image: image) { db, clock in
@@ -23,10 +23,11 @@ extension Store {
 
     /// Changes an item's fields; the image is left as it is.
     public func edit(_ key: ItemKey, _ edit: ItemEdit) throws -> Item {
-        if let name = edit.name { try Self.validate(name: name, serial: nil, requireName: true) }
+        if let name = edit.name { try Self.validate(name: name, serial: nil, value: nil, requireName: true) }
         if case .set(let serial) = edit.serialNumber {
-            try Self.validate(name: "x", serial: serial, requireName: false)
+            try Self.validate(name: "x", serial: serial, value: nil, requireName: false)
         }
+        try Self.validate(name: "x", serial: nil, value: edit.valueInDollars, requireName: false)
         return try commitLocal(key: key, image: nil) { db, clock in
             var item = try Self.liveItem(db, key)
             if let name = edit.name { item.name = name }
@@ -141,9 +142,9 @@ extension Store {
         return try row.item()
     }
 
-    /// Checks a name and serial against the store's limits (`ItemLimits`), throwing the
+    /// Checks a name, serial and value against the store's limits (`ItemLimits`), throwing the
     /// `StoreError` an edit would; importers call it on every item before writing any.
-    package static func validate(name: String, serial: String?, requireName: Bool) throws {
+    package static func validate(name: String, serial: String?, value: Int64?, requireName: Bool) throws {
         if requireName && name.isEmpty { throw StoreError.invalidName("the name is empty; give a name") }
         if name.utf8.count > ItemLimits.maxNameBytes {
             throw StoreError.invalidName("longer than \(ItemLimits.maxNameBytes) bytes; shorten it")
@@ -151,5 +152,6 @@ extension Store {
         if let serial, serial.utf8.count > ItemLimits.maxSerialBytes {
             throw StoreError.invalidSerial("longer than \(ItemLimits.maxSerialBytes) bytes; shorten it")
         }
+        if let value, !ItemLimits.valueInDollars.contains(value) { throw StoreError.invalidValue(value) }
     }
 }

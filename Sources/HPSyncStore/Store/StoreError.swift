@@ -25,6 +25,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case prefixTooShort(String)
     case invalidName(String)
     case invalidSerial(String)
+    /// A value outside `ItemLimits.valueInDollars`.
+    case invalidValue(Int64)
     case invalidPeerName(String)
     case peerExists(String)
     case unknownPeer(String)
@@ -86,6 +88,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "invalid item name: \(reason)"
         case .invalidSerial(let reason):
             return "invalid serial number: \(reason)"
+        case .invalidValue(let value):
+            return "invalid value \(value) dollars: values are whole dollars in \(ItemLimits.valueRangeText)"
         case .invalidPeerName(let name):
             return "invalid peer name '\(Self.clip(name))': use 1-64 characters from A-Z a-z 0-9 . _ - "
                 + "starting with a letter or digit"

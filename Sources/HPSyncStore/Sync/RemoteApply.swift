@@ -229,7 +229,8 @@ struct RemoteApply {
         let item = record.item
         guard !item.deleted else { return }
         do {
-            try Store.validate(name: item.name, serial: item.serialNumber, requireName: false)
+            try Store.validate(
+                name: item.name, serial: item.serialNumber, value: item.valueInDollars, requireName: false)
         } catch {
             throw StoreError.invalidRecord(item.key, reason: "\(error)")
         }

@@ -22,8 +22,9 @@ public struct TrashEntry: Sendable, Equatable {
 /// The backup's trash: what pulls deleted or overwrote stays restorable for a retention period,
 /// so a mistake on the source (or a sync of one) can be undone on the backup.
 ///
-/// A trashed version's row is written in the pull's own transaction, and its image is hard-
-/// linked into `trash/<SHA-256 hex>` before the pull replaces or unlinks `images/<KEY>`.
+/// A trashed version's row is written in the pull's own transaction, and its image is copied
+/// into `trash/<SHA-256 hex>` (`TrashImages`: an independent, fsynced copy, never a hard link)
+/// before that transaction commits, so before the pull replaces or unlinks `images/<KEY>`.
 extension Store {
     var trashDirectory: URL { directory.appendingPathComponent("trash", isDirectory: true) }
 
@@ -32,20 +33,13 @@ extension Store {
     /// `keepInTrash`), through `insertion`, which the caller finishes before its commit (a pull
     /// trashes a version per record it replaces).
     func trash(_ local: ItemRecord, deleted: Bool, now: UInt64, into insertion: inout TrashInsertion) throws {
-        if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }) {
-            // One `link` in the usual case (a pull trashes many versions): EEXIST means the
-            // bytes are in the trash already, ENOENT that the folder is not made yet or the
-            // source is missing (an image never received: the row stays without bytes).
-            let folder = trashDirectory
-            let target = folder.path + "/" + digest.hex
-            let source = images.finalPath(ItemKey(storedCanonical: local.key))
-            var linked = link(source, target) == 0
-            if !linked, errno == ENOENT, !FileIO.exists(folder.path) {
-                try StorePrivacy.makeDirectory(folder)
-                try FileIO.syncDirectory(directory.path)  // the new folder's own name, once
-                linked = link(source, target) == 0
-            }
-            if linked { insertion.linked(into: folder.path) }
+        if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }), let size = local.imageSize {
+            // Copied when the insertion finishes; a source missing or damaged then (an image
+            // never received, rot) leaves the row without bytes, which `verify` reports.
+            insertion.addImage(
+                source: images.finalPath(ItemKey(storedCanonical: local.key)),
+                ref: ImageRef(digest: digest, size: size),
+                trash: trashDirectory)
         }
         let record = TrashRecord(
             id: nil, key: local.key, name: local.name, serialNumber: local.serialNumber,

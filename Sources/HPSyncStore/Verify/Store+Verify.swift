@@ -1,11 +1,14 @@
 import Foundation
 import GRDB
+import HPSyncCrypto
 import HPSyncModel
 
 /// Checking that the database and the image files agree.
 extension Store {
-    /// Runs SQLite's integrity check and compares every image file with its row; with `repair`,
-    /// finishes journaled writes and removes orphans and stale temporaries older than the sweep age.
+    /// Runs SQLite's integrity check and compares every image file the store names with its row
+    /// or trash entry; with `repair`, finishes journaled writes, removes orphans and stale
+    /// temporaries older than the sweep age, and heals a live or trash image from an intact
+    /// copy with the same digest on the other side.
     public func verify(repair: Bool) throws -> VerifyReport {
         var report = VerifyReport()
         if repair {
@@ -28,6 +31,8 @@ extension Store {
         report.itemsChecked = itemCount
         let pendingByKey = Dictionary(pending.map { ($0.key, $0.tempName) }, uniquingKeysWith: { a, _ in a })
         report.pending = pending.compactMap { try? ItemKey($0.key) }
+        var intact: [SHA256Digest: String] = [:]
+        var refs: [ItemKey: ImageRef] = [:]
         for row in rows {
             let keyText: String = row["key"]
             guard let key = try? ItemKey(keyText) else {
@@ -46,8 +51,24 @@ extension Store {
                 continue
             }
             let actual = try FileIO.measure(path)
-            if actual.size != size || Data(actual.digest.bytes) != digest { report.mismatchedImages.append(key) }
+            if actual.size != size || Data(actual.digest.bytes) != digest {
+                report.mismatchedImages.append(key)
+                if let expected = SHA256Digest(bytes: Array(digest)) {
+                    refs[key] = ImageRef(digest: expected, size: size)
+                }
+            } else if path == images.finalPath(key) {
+                intact[actual.digest] = path
+            }
         }
+        for key in report.missingImages {
+            if let row = rows.first(where: { ($0["key"] as String) == key.rawValue }),
+                let digest = SHA256Digest(bytes: Array(row["imageDigest"] as Data))
+            {
+                refs[key] = ImageRef(digest: digest, size: row["imageSize"])
+            }
+        }
+        try verifyTrash(into: &report, repair: repair, intact: intact)
+        if repair { try healLiveImagesFromTrash(&report, refs: refs) }
         for entry in unaccounted {
             if entry.age < configuration.sweepAgeSeconds {
                 report.inFlight.append(entry.name)

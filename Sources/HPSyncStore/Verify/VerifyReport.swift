@@ -8,6 +8,10 @@ public struct VerifyReport: Sendable, Hashable {
     public var missingImages: [ItemKey] = []
     /// Items whose image file's size or SHA-256 differs from the row.
     public var mismatchedImages: [ItemKey] = []
+    /// Trash images (`trash/<hex>`) a trash entry names but that are missing.
+    public var missingTrashImages: [String] = []
+    /// Trash images whose size or SHA-256 differs from what their entries name.
+    public var mismatchedTrashImages: [String] = []
     /// Files in `images/` that no row accounts for (not removed): what a crash or power cut
     /// between a delete's commit and its unlink leaves by design. A note, not a problem: nothing
     /// names them, and the daily sweep (or `verify --repair`) removes them.
@@ -34,7 +38,7 @@ public struct VerifyReport: Sendable, Hashable {
     /// No problem remains (in-flight files and repaired problems do not count).
     public var isClean: Bool {
         integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && pending.isEmpty
-            && identityProblems.isEmpty
+            && identityProblems.isEmpty && missingTrashImages.isEmpty && mismatchedTrashImages.isEmpty
     }
 
     /// One line per remaining problem, each saying what to do.
@@ -42,6 +46,8 @@ public struct VerifyReport: Sendable, Hashable {
         integrityErrors.map { "database integrity: \($0); restore the store from a peer" }
             + missingImages.map { "image file of \($0) is missing; \(Self.healing)" }
             + mismatchedImages.map { "image file of \($0) does not match its digest; \(Self.healing)" }
+            + missingTrashImages.map { "trash image \($0) is missing; \(Self.trashHealing)" }
+            + mismatchedTrashImages.map { "trash image \($0) does not match its digest; \(Self.trashHealing)" }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
             + identityProblems
     }
@@ -58,6 +64,17 @@ public struct VerifyReport: Sendable, Hashable {
     public static let healing =
         "`hp-sync verify --repair --from PEER` fetches it again (so does the next pull from a version-3 peer), "
         + "or set it with `hp-sync image set`"
+
+    /// How to get a trash image back: from a live photo with its digest, or from a peer.
+    public static let trashHealing =
+        "`hp-sync verify --repair` copies it from a live photo with the same digest, "
+        + "`hp-sync verify --repair --from PEER` fetches it by digest, or `hp-sync trash purge` drops the entries"
+
+    /// Whether a peer could heal something (`verify --repair --from`).
+    public var hasImagesToHeal: Bool {
+        !(missingImages.isEmpty && mismatchedImages.isEmpty && missingTrashImages.isEmpty
+            && mismatchedTrashImages.isEmpty)
+    }
 
     /// One line per warning: what is not damaged but should be fixed.
     public var warnings: [String] {

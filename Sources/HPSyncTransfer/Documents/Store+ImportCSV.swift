@@ -81,7 +81,9 @@ extension Store {
             item.serialNumber = local?.serialNumber
         }
         if let value = cell("valueInDollars"), !value.isEmpty {
-            guard let dollars = Int64(value) else { throw fail("valueInDollars '\(value)' is not whole dollars") }
+            guard let dollars = Int64(value) else {
+                throw fail("valueInDollars '\(value)' is not whole dollars in \(ItemLimits.valueRangeText)")
+            }
             item.valueInDollars = dollars
         } else {
             item.valueInDollars = local?.valueInDollars ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncStore
 
 /// `import --dry-run`: what an import would change, with nothing written.
@@ -11,6 +12,10 @@ extension Store {
         let records = csv ? try csvChanges(from: url) : try exportDocument(from: url).items
         var changes = ChangeSet()
         for record in records {
+            // The import would refuse the file for this record: so does its preview.
+            if record.deleted != true, let value = record.valueInDollars, !ItemLimits.valueInDollars.contains(value) {
+                throw StoreError.invalidImport("item \(record.key): \(StoreError.invalidValue(value))")
+            }
             let local = try item(record.key)
             if let version = record.versionValue, let local, !(version > local.version) { continue }
             let live = local.map { !$0.deleted } ?? false

@@ -193,10 +193,11 @@ public struct HomepwnerFolder: Sendable {
         }
     }
 
-    /// The store's limits on names and serials, checked before anything is written.
+    /// The store's limits on names, serials and values, checked before anything is written.
     private static func check(_ item: HomepwnerItem, file: String) throws(HomepwnerError) {
         do {
-            try Store.validate(name: item.name, serial: item.serialNumber, requireName: false)
+            try Store.validate(
+                name: item.name, serial: item.serialNumber, value: item.valueInDollars, requireName: false)
         } catch {
             throw .malformed(file: file, reason: "item \(item.key): \(error)")
         }

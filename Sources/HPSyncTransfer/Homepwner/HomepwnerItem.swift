@@ -42,8 +42,10 @@ enum ReferenceDate {
     }
 
     /// Seconds since 2001 for milliseconds since 1970 (exact to the millisecond on the way back).
+    /// A date near Int64's limits (a row from a broken build) is approximate, never a trap.
     static func referenceSeconds(fromMilliseconds milliseconds: Int64) -> Double {
-        Double(milliseconds - offsetSeconds * 1000) / 1000
+        let (difference, overflow) = milliseconds.subtractingReportingOverflow(offsetSeconds * 1000)
+        return overflow ? (Double(milliseconds) - Double(offsetSeconds) * 1000) / 1000 : Double(difference) / 1000
     }
 }
 

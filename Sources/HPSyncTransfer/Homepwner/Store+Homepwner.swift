@@ -71,7 +71,7 @@ extension Store {
         var name = item.name
         if let label = item.assetType, !label.isEmpty, options.assetType == .name { name += " [\(label)]" }
         do {
-            try Self.validate(name: name, serial: item.serialNumber, requireName: false)
+            try Self.validate(name: name, serial: item.serialNumber, value: item.valueInDollars, requireName: false)
         } catch {
             throw HomepwnerError.malformed(file: folder.url.path, reason: "item \(item.key): \(error)")
         }

@@ -59,7 +59,11 @@ struct HomepwnerExportStreamingTests {
     @Test func aRefusedExportLeavesTheFolderAsItWas() throws {
         let dir = TempDirectory()
         let store = try populatedStore(dir)
-        _ = try store.add(ItemDraft(name: "Yacht", valueInDollars: 3_000_000_000))
+        // Out of today's range: a row from before it, written straight into the database.
+        let yacht = try store.add(ItemDraft(name: "Yacht"))
+        try ExtremeRecords.overwrite(
+            yacht.key, with: ExtremeFields(name: "Yacht", serial: nil, value: 3_000_000_000, date: 0),
+            inStore: store.directory)
         let out = dir.url.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         #expect(throws: HomepwnerError.self) { try store.exportHomepwner(to: out, format: .archive(.objectiveC)) }

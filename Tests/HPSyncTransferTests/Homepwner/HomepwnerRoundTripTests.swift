@@ -70,7 +70,11 @@ struct HomepwnerRoundTripTests {
     @Test func objectiveCExportRefusesValuesOver32Bits() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        _ = try store.add(ItemDraft(name: "Yacht", valueInDollars: 3_000_000_000))
+        // Out of today's range: a row from before it, written straight into the database.
+        let yacht = try store.add(ItemDraft(name: "Yacht"))
+        try ExtremeRecords.overwrite(
+            yacht.key, with: ExtremeFields(name: "Yacht", serial: nil, value: 3_000_000_000, date: 0),
+            inStore: store.directory)
         #expect(throws: HomepwnerError.self) {
             try store.exportHomepwner(to: dir.url.appendingPathComponent("o"), format: .archive(.objectiveC))
         }
