@@ -93,6 +93,37 @@ import Testing
         #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
     }
 
+    /// Found by ConvergencePropertyTests (seed 1QaDTEP4w7mOyjCCkCFZpkpcp3Sg7q7yks5/HduPN8Q=, this
+    /// session): as above, but b's clock ran a day ahead too and a received a version b stamped
+    /// then, beside the one it edited. The mark of stamps received was past the reset's limit, so
+    /// it bounded nothing, and the restamped edit lost to the version it replaced. A local change
+    /// now records the stamp of the version it replaces for `clock reset`.
+    @Test func aClockResetRestampsAboveAReplacedVersionWhenAFutureOneCameWithIt() throws {
+        let clockA = TestClock(Self.start)
+        let clockB = TestClock(Self.start + 1)
+        let a = try TestNode("a", clock: clockA)
+        let b = try TestNode("b", clock: clockB)
+        try a.allow(b)
+        try b.allow(a)
+        let made = try b.add("Made on b")
+        clockA.set(Self.start + 86_400_000)
+        clockB.set(Self.start + 86_400_000)
+        _ = try b.add("Made on b while its clock was a day ahead")
+        try Sync.pull(a, from: b)
+        _ = try a.store.edit(made.key, ItemEdit(name: "Edited on a while its clock was a day ahead"))
+        clockA.set(Self.start)
+        clockB.set(Self.start + 1)
+        let reset = try a.store.resetClock()
+        let restamp = try #require(reset.restamped.first { $0.key == made.key })
+        #expect(restamp.new.stamp > made.version.stamp, "the restamped edit must beat the version it replaced")
+        _ = try b.store.resetClock()
+        try Sync.push(b, to: a)
+        try Sync.pull(b, from: a)
+        try Sync.pull(a, from: b)
+        #expect(try a.snapshot() == b.snapshot())
+        #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
+    }
+
     /// Found by ConvergencePropertyTests (seed SGzkkSnDp7RclT7240IejpvGFsU08EHFPW76UfQkuuk=): a
     /// version the sink declines (its own, stamped while its clock was a day ahead, is newer) is
     /// never fetched, so its stamp was never seen; `clock reset` then restamped below it, and the

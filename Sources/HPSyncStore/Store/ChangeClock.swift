@@ -9,7 +9,8 @@ struct ChangeClock {
     private(set) var meta: MetaRecord
     let nowMilliseconds: UInt64
     /// The stamps this transaction issued for local changes, as runs of consecutive raw values
-    /// (one run, unless the mark moved between issues). Saved to `localStamp`.
+    /// (one run, unless the mark moved between issues), and the stamps of the versions those
+    /// changes replaced: `clock reset` must restamp above both. Saved to `localStamp`.
     private var issued: [LocalStampRun] = []
 
     init(_ db: Database, now: UInt64) throws {
@@ -28,6 +29,16 @@ struct ChangeClock {
             issued.append(LocalStampRun(lowest: next, highest: next))
         }
         return meta.highWater
+    }
+
+    /// The stamp for a local change that replaces the version stamped `previous`, which is
+    /// remembered too: should a `clock reset` restamp this change, it must stay above the
+    /// version it replaced (that version may still live on its maker), even when no mark
+    /// remembers it (one received beside it from a clock running ahead raised the mark past the
+    /// reset's limit).
+    mutating func nextLocalStamp(replacing previous: VersionStamp) -> VersionStamp {
+        if previous.rawValue > 0 { issued.append(LocalStampRun(lowest: previous.rawValue, highest: previous.rawValue)) }
+        return nextLocalStamp()
     }
 
     /// Raises the high-water mark, and the mark of stamps received from other nodes, to a stamp

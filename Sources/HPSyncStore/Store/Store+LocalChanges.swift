@@ -12,12 +12,15 @@ extension Store {
         let key = draft.key ?? ItemKey.random()
         let image = try draft.imageFile.map { try stageLocalImage($0) }
         return try commitLocal(key: key, image: image) { db, clock in
-            if let existing = try ItemRecord.fetch(db, key: key), !existing.deleted { throw StoreError.keyExists(key) }
+            let existing = try ItemRecord.fetch(db, key: key)
+            if let existing, !existing.deleted { throw StoreError.keyExists(key) }
             let created = draft.dateCreatedMilliseconds ?? Int64(clock.nowMilliseconds)
+            // A re-add replaces the key's tombstone.
+            let replaced = VersionStamp(rawValue: UInt64(bitPattern: existing?.stamp ?? 0))
             return Item(
                 key: key, name: draft.name, serialNumber: draft.serialNumber, valueInDollars: draft.valueInDollars,
                 dateCreatedMilliseconds: created, image: image?.ref,
-                version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
+                version: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
         }
     }
 
@@ -37,7 +40,7 @@ extension Store {
             case .clear: item.serialNumber = nil
             }
             if let value = edit.valueInDollars { item.valueInDollars = value }
-            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            item.version = Version(stamp: clock.nextLocalStamp(replacing: item.version.stamp), origin: nodeID)
             return item
         }
     }
@@ -48,7 +51,7 @@ extension Store {
         return try commitLocal(key: key, image: image) { db, clock in
             var item = try Self.liveItem(db, key)
             item.image = image.ref
-            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            item.version = Version(stamp: clock.nextLocalStamp(replacing: item.version.stamp), origin: nodeID)
             return item
         }
     }
@@ -62,7 +65,7 @@ extension Store {
             guard item.image != nil else { return item }
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
             item.image = nil
-            item.version = Version(stamp: clock.nextLocalStamp(), origin: nodeID)
+            item.version = Version(stamp: clock.nextLocalStamp(replacing: item.version.stamp), origin: nodeID)
             try ItemRecord(item, seq: clock.nextSeq()).write(db)
             try clock.save(db)
             return item
@@ -89,8 +92,9 @@ extension Store {
                 if keepInTrash {
                     try trash(row, deleted: true, now: self.clock.nowMilliseconds(), into: &trashInsertion)
                 }
+                let replaced = VersionStamp(rawValue: UInt64(bitPattern: row.stamp))
                 let tombstone = Item.tombstone(
-                    key: key, version: Version(stamp: clock.nextLocalStamp(), origin: nodeID))
+                    key: key, version: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
                 try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)
                 if let temp = try dropJournal(db, key: key) { dropped.append(temp) }
             }
