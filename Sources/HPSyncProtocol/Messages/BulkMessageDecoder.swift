@@ -1,5 +1,4 @@
 import Foundation
-import HPSyncCrypto
 import HPSyncModel
 
 /// Decodes the messages a transfer is mostly made of, ManifestPage and Records (and the

@@ -1,4 +1,3 @@
-import HPSyncCrypto
 import HPSyncModel
 
 /// Encodes the two messages a transfer is mostly made of, ManifestPage and Records, straight
