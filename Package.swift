@@ -29,17 +29,16 @@ let package = Package(
             name: "CHPSyncSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Plain value types (keys, items, versions, peers, digests, node IDs) that the store and the
+        // wire both speak. It depends on nothing of ours: HPSyncCrypto computes its digests.
+        .target(name: "HPSyncModel"),
         .target(
             name: "HPSyncCrypto",
             dependencies: [
+                "HPSyncModel",
                 "CHPSyncOpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ]
-        ),
-        // Plain value types (keys, items, versions, peers) that the store and the wire both speak.
-        .target(
-            name: "HPSyncModel",
-            dependencies: ["HPSyncCrypto"]
         ),
         .target(
             name: "HPSyncStore",
@@ -69,7 +68,6 @@ let package = Package(
             name: "HPSyncProtocol",
             dependencies: [
                 "HPSyncModel",
-                "HPSyncCrypto",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             exclude: ["hpsync.proto"]
@@ -136,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HPSyncCryptoTests",
-            dependencies: ["HPSyncCrypto", "HPSyncTesting"]
+            dependencies: ["HPSyncCrypto", "HPSyncModel", "HPSyncTesting"]
         ),
         .testTarget(
             name: "HPSyncStoreTests",

@@ -1,4 +1,5 @@
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 
 /// Why a sync session failed; each message says what happened and what to do.

@@ -1,5 +1,3 @@
-import HPSyncCrypto
-
 /// What an item row says about its image: the SHA-256 of the bytes and their count.
 public struct ImageRef: Hashable, Sendable, Codable {
     public var digest: SHA256Digest

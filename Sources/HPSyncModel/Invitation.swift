@@ -1,5 +1,3 @@
-import HPSyncCrypto
-
 /// The one-time secret of an invitation: 32 random bytes, shown once to the person who invites
 /// and proved by the joiner inside TLS. The store keeps only its SHA-256.
 public struct InvitationSecret: Sendable, Hashable {
@@ -22,9 +20,6 @@ public struct InvitationSecret: Sendable, Hashable {
     }
 
     private init(validated: [UInt8]) { bytes = validated }
-
-    /// What the store keeps, and looks the invitation up by.
-    public var digest: SHA256Digest { SHA256.hash(bytes) }
 }
 
 /// An invitation as the store lists it: never the secret, only its digest.

@@ -1,5 +1,3 @@
-import HPSyncCrypto
-
 /// One version of one inventory item, as the store keeps it and as peers exchange it.
 ///
 /// A tombstone (`deleted == true`) keeps key and version and clears everything else, so a

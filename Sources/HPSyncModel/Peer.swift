@@ -1,5 +1,3 @@
-import HPSyncCrypto
-
 /// What a peer may do with this store.
 public enum PeerPermission: String, Sendable, Hashable, Codable, CaseIterable {
     case read

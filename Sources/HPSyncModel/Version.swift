@@ -1,5 +1,3 @@
-import HPSyncCrypto
-
 /// One version of an item: who made it and when. The greater version wins on every node.
 ///
 /// Versions compare by stamp, then by origin's bytes, so two nodes that stamp the same

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import Testing
 
 @testable import HPSyncCrypto

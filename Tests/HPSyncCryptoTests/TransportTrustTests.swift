@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 import HPSyncTesting
 import Testing
 

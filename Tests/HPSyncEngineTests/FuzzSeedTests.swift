@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTesting

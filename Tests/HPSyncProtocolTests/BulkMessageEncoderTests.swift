@@ -1,4 +1,3 @@
-import HPSyncCrypto
 import HPSyncModel
 import HPSyncTesting
 import Testing
@@ -7,7 +6,7 @@ import Testing
 
 /// Pages and records written directly must be the bytes SwiftProtobuf writes.
 struct BulkMessageEncoderTests {
-    typealias Messages = BulkMessageDecoderTests
+    typealias Messages = BulkMessageDecodingTests
 
     @Test func pagesAndRecordsAreWrittenByteForByteAsSwiftProtobufWritesThem() {
         var random = SplitMix64(seed: 15)

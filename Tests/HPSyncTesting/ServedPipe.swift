@@ -1,6 +1,7 @@
 import Foundation
 import HPSyncCrypto
 import HPSyncEngine
+import HPSyncModel
 import HPSyncStore
 
 /// The far end of an in-memory pipe served on its own thread: a `ServerSession` (one

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 
 /// `hp-sync init`: creates an empty store and this node's identity. The private key is

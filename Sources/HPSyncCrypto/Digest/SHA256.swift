@@ -1,4 +1,5 @@
 internal import CHPSyncOpenSSL
+import HPSyncModel
 
 /// A streaming SHA-256 hasher backed by OpenSSL's EVP interface.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncModel
 
 /// This node's TLS identity: an ECDSA P-256 key and its self-signed certificate.
 ///

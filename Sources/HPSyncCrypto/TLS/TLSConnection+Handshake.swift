@@ -1,4 +1,5 @@
 internal import CHPSyncOpenSSL
+import HPSyncModel
 import Logging
 
 #if canImport(Glibc)

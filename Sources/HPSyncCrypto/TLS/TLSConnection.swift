@@ -1,5 +1,6 @@
 internal import CHPSyncOpenSSL
 import Foundation
+import HPSyncModel
 import Logging
 
 /// A mutually authenticated TLS 1.3 connection over TCP, with blocking calls and timeouts.

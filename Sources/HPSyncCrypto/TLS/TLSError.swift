@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// Why an identity could not be made or loaded, or a TLS connection failed.
 ///
 /// Each message says what happened and what to do; OpenSSL failures carry its drained error queue.

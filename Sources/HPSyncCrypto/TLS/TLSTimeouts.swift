@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// How long each phase of a connection may take before it is abandoned.
 public struct TLSTimeouts: Sendable, Equatable {
     /// TCP connect, per dial (all resolved addresses share it).

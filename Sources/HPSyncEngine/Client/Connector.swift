@@ -1,4 +1,5 @@
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncStore
 import Logging
 

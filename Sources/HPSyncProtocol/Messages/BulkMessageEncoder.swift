@@ -1,4 +1,3 @@
-import HPSyncCrypto
 import HPSyncModel
 
 /// Encodes the two messages a transfer is mostly made of, ManifestPage and Records, straight
@@ -135,6 +134,12 @@ enum BulkMessageEncoder {
 
 /// Writes protobuf's wire format into memory sized beforehand.
 struct ProtobufWriter {
+    /// The wire types this writer writes.
+    enum WireType: UInt8 {
+        case varint = 0
+        case lengthDelimited = 2
+    }
+
     private let buffer: UnsafeMutableRawBufferPointer
     private(set) var position = 0
 
@@ -153,7 +158,7 @@ struct ProtobufWriter {
         position += 1
     }
 
-    mutating func tag(_ field: UInt64, _ type: ProtobufReader.WireType) {
+    mutating func tag(_ field: UInt64, _ type: WireType) {
         varint(field << 3 | UInt64(type.rawValue))
     }
 

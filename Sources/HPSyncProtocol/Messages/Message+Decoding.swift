@@ -1,49 +1,18 @@
 import Foundation
-import HPSyncCrypto
 import HPSyncModel
 import SwiftProtobuf
 
 extension Message {
-    /// Decodes and validates one MESSAGE frame payload.
+    /// Decodes and validates one MESSAGE frame payload, with SwiftProtobuf's generated types.
     ///
     /// Everything a peer sends passes through here: keys must be canonical UUIDs, digests and
-    /// node IDs exactly 32 bytes, texts and repeated fields within `ProtocolLimits`.
-    ///
-    /// ManifestPage, Records and FetchRecords, most of a transfer's messages, go through
-    /// `BulkMessageDecoder` first (checked against the generic route now and then: its `audit`);
-    /// whatever it does not take is decoded by `init(decodingGenerically:)`.
+    /// node IDs exactly 32 bytes, texts and repeated fields within `ProtocolLimits`. A hand-written
+    /// decoder for ManifestPage, Records and FetchRecords ran beside this one until issue 38; the
+    /// bench could not tell them apart (BENCHMARKS.md, "Issue 38"), so the wire has one decoder.
     public init(decoding payload: some Collection<UInt8>) throws(ProtocolError) {
         guard payload.count <= ProtocolLimits.maxMessageBytes else {
             throw .frameTooLarge(type: "MESSAGE", length: payload.count, limit: ProtocolLimits.maxMessageBytes)
         }
-        if let message = payload.withContiguousStorageIfAvailable({
-            BulkMessageDecoder.decode(UnsafeRawBufferPointer($0))
-        })
-            ?? nil
-        {
-            switch BulkMessageDecoder.audit.next() {
-            case .use:
-                self = message
-                return
-            case .check:
-                do {
-                    try self.init(decodingGenerically: payload)
-                } catch {
-                    BulkMessageDecoder.audit.disagreed()
-                    throw error
-                }
-                if self != message { BulkMessageDecoder.audit.disagreed() }
-                return
-            case .off:
-                break
-            }
-        }
-        try self.init(decodingGenerically: payload)
-    }
-
-    /// Decodes and validates a payload with SwiftProtobuf's generated types: every message, and
-    /// the reason for any payload that breaks a rule.
-    init(decodingGenerically payload: some Collection<UInt8>) throws(ProtocolError) {
         let envelope: Hpsync_V1_Envelope
         do {
             var options = BinaryDecodingOptions()

@@ -1,5 +1,4 @@
 import Foundation
-import HPSyncCrypto
 import HPSyncModel
 import SwiftProtobuf
 

@@ -1,4 +1,3 @@
-import HPSyncCrypto
 import HPSyncModel
 
 /// What a client wants from a session: pull or push changes, or (version 2) join the server's

@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 /// Node IDs decoded from `origin` blobs, memoised: a store has few origins and many rows.
 struct OriginCache {

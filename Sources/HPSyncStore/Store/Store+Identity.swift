@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 
 /// The node ID a store stamps on its changes and sends in Hello is always its certificate's.
 ///

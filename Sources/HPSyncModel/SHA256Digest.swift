@@ -5,7 +5,8 @@ public struct SHA256Digest: Hashable, Sendable, Comparable, CustomStringConverti
     /// The raw 32 bytes.
     public let bytes: [UInt8]
 
-    init(validatedBytes: [UInt8]) {
+    /// Wraps bytes known to be 32 long: what HPSyncCrypto's `SHA256` computed.
+    package init(validatedBytes: [UInt8]) {
         self.bytes = validatedBytes
     }
 
