@@ -10,19 +10,19 @@ import HPSyncModel
 /// interrupted reconciliation resumes); with the final page, every live item here that the
 /// listing lacks and that is stamped before the horizon was deleted at the source and becomes a
 /// tombstone at `(horizon, source node)`.
-public struct ReconcileStep: Sendable {
-    public var source: StoreID
-    public var sourceNode: NodeID
+package struct ReconcileStep: Sendable {
+    package var source: StoreID
+    package var sourceNode: NodeID
     /// Set on every page of a listing that starts from 0: its first page (re)starts the
     /// reconciliation at this horizon. nil continues the one in progress with `source`, if any.
-    public var horizon: VersionStamp?
+    package var horizon: VersionStamp?
     /// True on the first page of the session.
-    public var isFirstPage: Bool
+    package var isFirstPage: Bool
     /// Every key on the page, whatever the merge decided for it.
-    public var listed: [ItemKey]
-    public var isFinal: Bool
+    package var listed: [ItemKey]
+    package var isFinal: Bool
 
-    public init(
+    package init(
         source: StoreID, sourceNode: NodeID, horizon: VersionStamp?, isFirstPage: Bool, listed: [ItemKey],
         isFinal: Bool
     ) {
@@ -35,7 +35,7 @@ public struct ReconcileStep: Sendable {
     }
 
     /// One step for this page and `next`, for a sink that commits several pages at once.
-    public func followed(by next: ReconcileStep) -> ReconcileStep {
+    package func followed(by next: ReconcileStep) -> ReconcileStep {
         ReconcileStep(
             source: source, sourceNode: sourceNode, horizon: horizon ?? next.horizon,
             isFirstPage: isFirstPage || next.isFirstPage, listed: listed + next.listed, isFinal: next.isFinal)
@@ -44,7 +44,7 @@ public struct ReconcileStep: Sendable {
 
 extension Store {
     /// The horizon of the reconciliation in progress with `source`, or nil.
-    public func reconciliationInProgress(source: StoreID) throws -> VersionStamp? {
+    package func reconciliationInProgress(source: StoreID) throws -> VersionStamp? {
         try read { db in
             try Int64.fetchOne(
                 db, sql: "SELECT horizon FROM reconcile WHERE peerStoreID = ?", arguments: [Data(source.bytes)]
@@ -61,7 +61,7 @@ extension Store {
     /// an incremental pull at M (1,110 keys) read about 1,000 pages fewer. More keys than that
     /// would not fit beside the apply's own pages in the writer's cache, and are read on a
     /// reader as before.
-    public func mergeBases(_ keys: [ItemKey], applyingNext: Bool = false) throws -> [ItemKey: Item] {
+    package func mergeBases(_ keys: [ItemKey], applyingNext: Bool = false) throws -> [ItemKey: Item] {
         if applyingNext && keys.count <= Self.mergeBasesOnWriterLimit {
             return try readOnWriter { db in try mergeBases(db, keys) }
         }
@@ -91,7 +91,7 @@ extension Store {
     /// How many live items the final page of a reconciliation with `source` at `horizon` will
     /// delete: those stamped before the horizon that no page listed (`countRecorded`: the pages
     /// an earlier transaction recorded count as listed) and that are not in `alsoListed`.
-    public func reconciliationVictimCount(
+    package func reconciliationVictimCount(
         source: StoreID, horizon: VersionStamp, countRecorded: Bool, alsoListed: [ItemKey]
     ) throws -> Int {
         try read { db in
@@ -125,7 +125,7 @@ extension Store {
 /// A dry run's reconciliation: the listed keys go to a temporary table of the store's writer
 /// connection (never to the database file), so a preview of a million keys stays small in memory
 /// and writes nothing.
-public final class ReconcilePreview {
+package final class ReconcilePreview {
     private let store: Store
     private let source: StoreID
     private let continuing: Bool
@@ -133,7 +133,7 @@ public final class ReconcilePreview {
     private var created = false
 
     /// `continuing`: the keys an interrupted reconciliation with `source` recorded count as listed.
-    public init(store: Store, source: StoreID, continuing: Bool) {
+    package init(store: Store, source: StoreID, continuing: Bool) {
         self.store = store
         self.source = source
         self.continuing = continuing
@@ -141,7 +141,7 @@ public final class ReconcilePreview {
 
     deinit { try? close() }
 
-    public func record(_ keys: [ItemKey]) throws {
+    package func record(_ keys: [ItemKey]) throws {
         try store.write { db in
             if !created {
                 try db.execute(sql: "CREATE TEMP TABLE \(table) (key TEXT PRIMARY KEY) WITHOUT ROWID")
@@ -153,7 +153,7 @@ public final class ReconcilePreview {
     }
 
     /// The live items the reconciliation would delete: unlisted and stamped before `horizon`.
-    public func victims(horizon: VersionStamp) throws -> [ItemKey] {
+    package func victims(horizon: VersionStamp) throws -> [ItemKey] {
         if !created { try record([]) }
         return try store.write { db in
             let earlier =
@@ -173,7 +173,7 @@ public final class ReconcilePreview {
     }
 
     /// Drops the temporary table (also done on deinit).
-    public func close() throws {
+    package func close() throws {
         guard created else { return }
         created = false
         try store.write { db in try db.execute(sql: "DROP TABLE IF EXISTS temp.\(table)") }

@@ -180,7 +180,7 @@ public final class Store: Sendable {
     }
 
     /// Replaces the placeholder node ID with the real identity; future changes carry it.
-    public func setNodeID(_ id: NodeID) throws {
+    package func setNodeID(_ id: NodeID) throws {
         try write { db in
             try db.execute(sql: "UPDATE meta SET nodeID = ? WHERE id = 1", arguments: [Data(id.bytes)])
         }
@@ -218,7 +218,7 @@ public final class Store: Sendable {
     ///
     /// Meanwhile the temporaries for incoming images are created ahead, on a thread of their own
     /// (`TemporaryFilePool`); those not taken are removed at the end.
-    public func bulkApply<T>(_ body: () throws -> T) throws -> T {
+    package func bulkApply<T>(_ body: () throws -> T) throws -> T {
         try onWriter("PRAGMA wal_autocheckpoint = 16384; PRAGMA cache_size = \(Self.bulkWriterCache)")
         writerCacheAtRest.set(Self.bulkWriterCache)
         temporaries.start()

@@ -325,7 +325,7 @@ extension Store {
     ///
     /// `keepReplaced` says whether the live versions this batch deletes or overwrites go to the
     /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
-    public func applyRemote(
+    package func applyRemote(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
         keepReplaced: Bool = false, observed: VersionStamp = .zero
     ) throws -> ApplyOutcome {
