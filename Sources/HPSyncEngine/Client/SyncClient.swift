@@ -89,7 +89,7 @@ public final class SyncClient {
     /// Fetches `wanted` (images this store names but does not hold intact) from the server by
     /// digest and ends the session without pulling (`verify --repair --from`). Needs a
     /// version-3 server: it offers only version 3, so an older one refuses the Hello.
-    public func repairImages(
+    package func repairImages(
         _ wanted: [ImageToHeal], over channel: any MessageChannel, serverNodeID: NodeID, peerName: String
     ) throws -> SyncReport {
         let started = ContinuousClock.now

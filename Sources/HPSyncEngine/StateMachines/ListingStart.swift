@@ -18,7 +18,7 @@ public enum ListingStart: Sendable, Equatable {
     ///     (0 when it does not count in this store or is beyond its history).
     ///   - horizon: the source store's GC horizon.
     ///   - version: the session's negotiated protocol version.
-    public static func decide(since: Int64, horizon: GCHorizon, version: UInt32) -> ListingStart {
+    package static func decide(since: Int64, horizon: GCHorizon, version: UInt32) -> ListingStart {
         guard horizon.isSet else { return .after(since) }
         let canReconcile = version >= ProtocolLimits.reconciliationVersion
         // A checkpoint below the highest collected seq may have missed a deletion the feed no

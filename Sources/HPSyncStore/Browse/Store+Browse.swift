@@ -139,7 +139,7 @@ extension Store {
 
     /// Whether `header` (a file's first 16 bytes or more) starts an image the store accepts:
     /// the check `setImage` and `add` make, for callers that must refuse bytes before staging.
-    public static func isAcceptedImage(header: [UInt8]) -> Bool {
+    package static func isAcceptedImage(header: [UInt8]) -> Bool {
         ImageFormat.isImage(header)
     }
 

@@ -9,22 +9,22 @@ import HPSyncModel
 /// origin)`: any version older than a collected deletion loses, so nothing deleted before the
 /// horizon comes back. `seq` is the highest seq a collected tombstone had: a sink whose
 /// checkpoint is below it missed deletions the feed no longer shows.
-public struct GCHorizon: Sendable, Hashable, Codable {
-    public var stamp: VersionStamp
-    public var seq: Int64
+package struct GCHorizon: Sendable, Hashable, Codable {
+    package var stamp: VersionStamp
+    package var seq: Int64
 
-    public init(stamp: VersionStamp, seq: Int64) {
+    package init(stamp: VersionStamp, seq: Int64) {
         self.stamp = stamp
         self.seq = seq
     }
 
-    public static let none = GCHorizon(stamp: .zero, seq: 0)
+    package static let none = GCHorizon(stamp: .zero, seq: 0)
 
     /// True once a tombstone was collected (or a reconciliation adopted a source's horizon).
-    public var isSet: Bool { stamp > .zero }
+    package var isSet: Bool { stamp > .zero }
 
     /// The version an unknown key is taken to have; nil when the store never collected anything.
-    public var virtualTombstone: Version? {
+    package var virtualTombstone: Version? {
         isSet ? Version(stamp: stamp, origin: NodeID.zero) : nil
     }
 }
@@ -36,17 +36,17 @@ public struct GCOutcome: Sendable, Hashable, Codable {
     /// Tombstones kept because they are at or after the cutoff.
     public var kept: Int
     /// The store's horizon after the run.
-    public var horizon: GCHorizon
+    package var horizon: GCHorizon
 }
 
 extension NodeID {
     /// The all-zero node ID: the origin of the virtual tombstones below a GC horizon.
-    public static let zero = NodeID(bytes: [UInt8](repeating: 0, count: NodeID.byteCount))!
+    package static let zero = NodeID(bytes: [UInt8](repeating: 0, count: NodeID.byteCount))!
 }
 
 extension Store {
     /// The store's GC horizon.
-    public func gcHorizon() throws -> GCHorizon {
+    package func gcHorizon() throws -> GCHorizon {
         try read { db in try MetaRecord.load(db).gcHorizon }
     }
 

@@ -3,48 +3,10 @@ import GRDB
 import HPSyncCrypto
 import HPSyncModel
 
-/// One manifest page's part in a full reconciliation, committed with the page (`applyRemote`).
-///
-/// A source that collected tombstones this sink has not seen lists its whole feed instead. The
-/// sink records every key listed, page by page, in the page's own transaction (so an
-/// interrupted reconciliation resumes); with the final page, every live item here that the
-/// listing lacks and that is stamped before the horizon was deleted at the source and becomes a
-/// tombstone at `(horizon, source node)`.
-public struct ReconcileStep: Sendable {
-    public var source: StoreID
-    public var sourceNode: NodeID
-    /// Set on every page of a listing that starts from 0: its first page (re)starts the
-    /// reconciliation at this horizon. nil continues the one in progress with `source`, if any.
-    public var horizon: VersionStamp?
-    /// True on the first page of the session.
-    public var isFirstPage: Bool
-    /// Every key on the page, whatever the merge decided for it.
-    public var listed: [ItemKey]
-    public var isFinal: Bool
-
-    public init(
-        source: StoreID, sourceNode: NodeID, horizon: VersionStamp?, isFirstPage: Bool, listed: [ItemKey],
-        isFinal: Bool
-    ) {
-        self.source = source
-        self.sourceNode = sourceNode
-        self.horizon = horizon
-        self.isFirstPage = isFirstPage
-        self.listed = listed
-        self.isFinal = isFinal
-    }
-
-    /// One step for this page and `next`, for a sink that commits several pages at once.
-    public func followed(by next: ReconcileStep) -> ReconcileStep {
-        ReconcileStep(
-            source: source, sourceNode: sourceNode, horizon: horizon ?? next.horizon,
-            isFirstPage: isFirstPage || next.isFirstPage, listed: listed + next.listed, isFinal: next.isFinal)
-    }
-}
-
+/// The sink's reads during a full reconciliation (`ReconcileStep`, applied by `RemoteApply`).
 extension Store {
     /// The horizon of the reconciliation in progress with `source`, or nil.
-    public func reconciliationInProgress(source: StoreID) throws -> VersionStamp? {
+    package func reconciliationInProgress(source: StoreID) throws -> VersionStamp? {
         try read { db in
             try Int64.fetchOne(
                 db, sql: "SELECT horizon FROM reconcile WHERE peerStoreID = ?", arguments: [Data(source.bytes)]
@@ -52,46 +14,10 @@ extension Store {
         }
     }
 
-    /// This store's rows of `keys` (tombstones included) and, for keys it has no row for, the
-    /// virtual tombstone below its GC horizon: the versions an incoming change must beat.
-    ///
-    /// `applyingNext`: the caller applies these keys next and has no write in flight (a sink
-    /// between batches, outside a bulk pull). Up to `mergeBasesOnWriterLimit` keys are then
-    /// read on the writer connection (`readOnWriter`), whose apply reads the same leaves again:
-    /// an incremental pull at M (1,110 keys) read about 1,000 pages fewer. More keys than that
-    /// would not fit beside the apply's own pages in the writer's cache, and are read on a
-    /// reader as before.
-    public func mergeBases(_ keys: [ItemKey], applyingNext: Bool = false) throws -> [ItemKey: Item] {
-        if applyingNext && keys.count <= Self.mergeBasesOnWriterLimit {
-            return try readOnWriter { db in try mergeBases(db, keys) }
-        }
-        return try read { db in try mergeBases(db, keys) }
-    }
-
-    /// Keys `mergeBases(_:applyingNext:)` reads on the writer at most: each costs a leaf of the
-    /// key index and one of the table, about 1.6 pages of the writer's 5,120.
-    static let mergeBasesOnWriterLimit = 2_000
-
-    private func mergeBases(_ db: Database, _ keys: [ItemKey]) throws -> [ItemKey: Item] {
-        let virtual = try MetaRecord.load(db).gcHorizon.virtualTombstone
-        let rows = try ItemRecord.fetchMany(db, keys: keys)
-        var result: [ItemKey: Item] = [:]
-        result.reserveCapacity(keys.count)
-        var origins = OriginCache()
-        for key in keys {
-            if let row = rows[key.rawValue] {
-                result[key] = try row.item(origins: &origins)
-            } else if let virtual {
-                result[key] = Item.tombstone(key: key, version: virtual)
-            }
-        }
-        return result
-    }
-
     /// How many live items the final page of a reconciliation with `source` at `horizon` will
     /// delete: those stamped before the horizon that no page listed (`countRecorded`: the pages
     /// an earlier transaction recorded count as listed) and that are not in `alsoListed`.
-    public func reconciliationVictimCount(
+    package func reconciliationVictimCount(
         source: StoreID, horizon: VersionStamp, countRecorded: Bool, alsoListed: [ItemKey]
     ) throws -> Int {
         try read { db in
@@ -125,7 +51,7 @@ extension Store {
 /// A dry run's reconciliation: the listed keys go to a temporary table of the store's writer
 /// connection (never to the database file), so a preview of a million keys stays small in memory
 /// and writes nothing.
-public final class ReconcilePreview {
+package final class ReconcilePreview {
     private let store: Store
     private let source: StoreID
     private let continuing: Bool
@@ -133,7 +59,7 @@ public final class ReconcilePreview {
     private var created = false
 
     /// `continuing`: the keys an interrupted reconciliation with `source` recorded count as listed.
-    public init(store: Store, source: StoreID, continuing: Bool) {
+    package init(store: Store, source: StoreID, continuing: Bool) {
         self.store = store
         self.source = source
         self.continuing = continuing
@@ -141,7 +67,7 @@ public final class ReconcilePreview {
 
     deinit { try? close() }
 
-    public func record(_ keys: [ItemKey]) throws {
+    package func record(_ keys: [ItemKey]) throws {
         try store.write { db in
             if !created {
                 try db.execute(sql: "CREATE TEMP TABLE \(table) (key TEXT PRIMARY KEY) WITHOUT ROWID")
@@ -153,7 +79,7 @@ public final class ReconcilePreview {
     }
 
     /// The live items the reconciliation would delete: unlisted and stamped before `horizon`.
-    public func victims(horizon: VersionStamp) throws -> [ItemKey] {
+    package func victims(horizon: VersionStamp) throws -> [ItemKey] {
         if !created { try record([]) }
         return try store.write { db in
             let earlier =
@@ -173,7 +99,7 @@ public final class ReconcilePreview {
     }
 
     /// Drops the temporary table (also done on deinit).
-    public func close() throws {
+    package func close() throws {
         guard created else { return }
         created = false
         try store.write { db in try db.execute(sql: "DROP TABLE IF EXISTS temp.\(table)") }

@@ -54,7 +54,7 @@ final class ImageFlusher: @unchecked Sendable {
 }
 
 /// Whether one staged file's bytes have reached the disk.
-public final class Durability: @unchecked Sendable {
+package final class Durability: @unchecked Sendable {
     private let condition = NSCondition()
     private let path: String
     private var done = false

@@ -2,14 +2,14 @@
 /// (`ImageReader.holds`): an image up to `limit` bytes is read once, checked against its digest
 /// and sent from here. A larger one is checked, then read again to be sent, a chunk at a time,
 /// so a session never holds more than `limit` bytes of images.
-public final class ImageHold {
+package final class ImageHold {
     /// 1 MiB: most photos of an inventory fit; 64 sessions sending at once hold 64 MiB at most.
-    public static let defaultLimit = 1 << 20
+    package static let defaultLimit = 1 << 20
 
-    public let limit: Int
+    package let limit: Int
     private var storage: UnsafeMutableRawBufferPointer?
 
-    public init(limit: Int = defaultLimit) {
+    package init(limit: Int = defaultLimit) {
         self.limit = limit
     }
 

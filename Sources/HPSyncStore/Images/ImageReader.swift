@@ -7,8 +7,8 @@ import HPSyncModel
 /// one caller-owned buffer. After a check (`holds`) with an `ImageHold` big enough, the bytes
 /// come from the hold, where the check read them: the file is read once, and the bytes sent
 /// are the bytes checked even if the file changes in between.
-public final class ImageReader {
-    public let size: Int64
+package final class ImageReader {
+    package let size: Int64
     private var descriptor: Int32
     private let path: String
     /// The checked bytes, in the caller's hold, and how many of them were read out.
@@ -30,7 +30,7 @@ public final class ImageReader {
     deinit { close() }
 
     /// Reads up to `buffer.count` bytes; 0 at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let held else { return try FileIO.readChunk(descriptor, into: buffer, path: path) }
         let count = Swift.min(buffer.count, held.count - heldRead)
         if count > 0 { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: held[heldRead..<heldRead + count])) }
@@ -39,7 +39,7 @@ public final class ImageReader {
     }
 
     /// Reads from the start again (after a check of the bytes, before sending them).
-    public func rewind() throws {
+    package func rewind() throws {
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw StoreError.io(path: path, reason: FileIO.errorText()) }
     }
 
@@ -82,11 +82,11 @@ public final class ImageReader {
     }
 
     /// The file ended before `size` bytes: it was replaced while being read.
-    public func shortFileError() -> StoreError {
+    package func shortFileError() -> StoreError {
         .io(path: path, reason: "the image ended early (it changed while being sent); sync again")
     }
 
-    public func close() {
+    package func close() {
         held = nil
         if descriptor >= 0 {
             Foundation.close(descriptor)
@@ -100,7 +100,7 @@ extension Store {
     /// of the files with that digest will do). Files that exist but hold other bytes come back in
     /// `damaged` (with those whose file is gone), remembered for healing; the caller logs them. A source never sends bytes it
     /// knows to be wrong: the sink would end the session over them.
-    public func openIntactImage(withDigest digest: SHA256Digest, using hold: ImageHold? = nil) throws -> (
+    package func openIntactImage(withDigest digest: SHA256Digest, using hold: ImageHold? = nil) throws -> (
         reader: ImageReader?, damaged: [ItemKey]
     ) {
         let candidates = try read { db in
@@ -135,7 +135,7 @@ extension Store {
     /// first), else nil, without a query: a source asked for the image of a record it sent finds
     /// it under that record's key. A file holding other bytes is not judged damaged here (the
     /// key may have a newer image by now): the caller asks `openIntactImage(withDigest:)`.
-    public func openImage(ofKey key: ItemKey, holding digest: SHA256Digest, using hold: ImageHold? = nil) throws
+    package func openImage(ofKey key: ItemKey, holding digest: SHA256Digest, using hold: ImageHold? = nil) throws
         -> ImageReader?
     {
         let reader: ImageReader
@@ -150,7 +150,7 @@ extension Store {
     }
 
     /// Opens a committed local image file with `digest` (under any key), or nil if there is none.
-    public func openImage(withDigest digest: SHA256Digest) throws -> ImageReader? {
+    package func openImage(withDigest digest: SHA256Digest) throws -> ImageReader? {
         guard let url = try imageFile(withDigest: digest) else { return nil }
         do {
             return try ImageReader(path: url.path)

@@ -11,30 +11,30 @@ import HPSyncModel
 /// Image bytes written to a temporary in `images/` and verified against the announced digest,
 /// ready for `Store.applyRemote` to journal and rename into place once `durability` says the
 /// bytes reached the disk (it waits for that before committing).
-public struct StagedImage: Sendable, Hashable {
-    public let ref: ImageRef
+package struct StagedImage: Sendable, Hashable {
+    package let ref: ImageRef
     let tempName: String
     let directory: ImageDirectory
     let durability: Durability
 
     /// Removes the temporary; use when the image will not be applied.
-    public func discard() {
+    package func discard() {
         FileIO.unlinkIfPresent(directory.tempPath(tempName))
     }
 
-    public static func == (lhs: StagedImage, rhs: StagedImage) -> Bool {
+    package static func == (lhs: StagedImage, rhs: StagedImage) -> Bool {
         lhs.ref == rhs.ref && lhs.tempName == rhs.tempName
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(ref)
         hasher.combine(tempName)
     }
 }
 
 /// Receives one image's bytes as they stream in, hashing and writing them to a temporary.
-public final class ImageStaging {
-    public let expected: ImageRef
+package final class ImageStaging {
+    package let expected: ImageRef
     private let directory: ImageDirectory
     private let tempName: String
     private var fd: Int32
@@ -56,7 +56,7 @@ public final class ImageStaging {
     }
 
     /// Appends bytes; throws (and discards the temporary) past the announced size.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard fd >= 0 else { throw StoreError.io(path: directory.tempPath(tempName), reason: "staging already closed") }
         received += Int64(bytes.count)
         guard received <= expected.size else {
@@ -74,7 +74,7 @@ public final class ImageStaging {
 
     /// Verifies size and SHA-256 and returns the staged image, whose fsync runs in the background
     /// (`ImageFlusher`); on mismatch the temporary is removed and `StoreError.digestMismatch` thrown.
-    public func finish() throws -> StagedImage {
+    package func finish() throws -> StagedImage {
         let path = directory.tempPath(tempName)
         guard fd >= 0, let hasher = hasher.take() else {
             throw StoreError.io(path: path, reason: "staging already closed")
@@ -90,7 +90,7 @@ public final class ImageStaging {
     }
 
     /// Closes and removes the temporary.
-    public func abort() {
+    package func abort() {
         guard fd >= 0 else { return }
         close(fd)
         fd = -1

@@ -19,14 +19,14 @@ extension Store {
     /// heal; returns how many it added. Items with a journal entry in flight are left alone: their
     /// file is on its way (the journal finishes it).
     @discardableResult
-    public func rememberMissingImages() throws -> Int {
+    package func rememberMissingImages() throws -> Int {
         try rememberMissingImages(try findMissingImages())
     }
 
     /// The same in two halves: `findMissingImages` reads and stats (no write: a pull runs it on
     /// a thread of its own while it connects), `rememberMissingImages(_:)` records what it found.
     @discardableResult
-    public func rememberMissingImages(_ lost: [ItemKey]) throws -> Int {
+    package func rememberMissingImages(_ lost: [ItemKey]) throws -> Int {
         if !lost.isEmpty {
             try rememberImagesToHeal(lost)
             logger.notice(
@@ -38,7 +38,7 @@ extension Store {
 
     /// The live items whose image file is missing or has the wrong size, but for those already
     /// remembered or with a journal entry in flight.
-    public func findMissingImages() throws -> [ItemKey] {
+    package func findMissingImages() throws -> [ItemKey] {
         // From the live images' own index: every pull runs this, and reading the rows of the
         // items with images meant a page of the table per image. Each name goes from SQLite's
         // text straight to `fstatat`; a key is made only for a file found missing or resized.

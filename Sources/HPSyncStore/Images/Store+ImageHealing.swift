@@ -11,7 +11,7 @@ import HPSyncModel
 /// fetched bytes in place through the image journal without changing any item's version.
 extension Store {
     /// Remembers that these items' images need fetching again (idempotent).
-    public func rememberImagesToHeal(_ keys: [ItemKey]) throws {
+    package func rememberImagesToHeal(_ keys: [ItemKey]) throws {
         guard !keys.isEmpty else { return }
         let now = Int64(clock.nowMilliseconds())
         try write { db in
@@ -28,14 +28,14 @@ extension Store {
 
     /// How many images are remembered as missing or damaged (a cheap count; `imagesToHeal`
     /// checks each one).
-    public func imagesToHealCount() throws -> Int {
+    package func imagesToHealCount() throws -> Int {
         try read { try Int.fetchOne($0, sql: "SELECT count(*) FROM imageToHeal") ?? 0 }
     }
 
     /// The remembered images that still need bytes, one request per key: each key's row must
     /// still name an image, and its file must still be missing or wrong (checked here, so an
     /// image replaced or set again meanwhile drops out). Forgets those that need nothing.
-    public func imagesToHeal() throws -> [ImageToHeal] {
+    package func imagesToHeal() throws -> [ImageToHeal] {
         let rows = try read { db in
             try Row.fetchAll(
                 db,
@@ -70,7 +70,7 @@ extension Store {
     /// No version changes: the item is the same, only its file was lost. A trash image with
     /// that digest that is missing or damaged gets a copy too (and the key named for it, the
     /// one `trashImagesToHeal` gave, counts as healed).
-    public func heal(_ staged: StagedImage, for keys: [ItemKey]) throws -> [ItemKey] {
+    package func heal(_ staged: StagedImage, for keys: [ItemKey]) throws -> [ItemKey] {
         defer { staged.discard() }
         try staged.durability.wait()
         let trashKey = try healTrash(from: staged)
@@ -133,11 +133,11 @@ extension Statement {
 }
 
 /// An item whose image file is missing or damaged: the bytes it needs.
-public struct ImageToHeal: Sendable, Hashable {
-    public var key: ItemKey
-    public var ref: ImageRef
+package struct ImageToHeal: Sendable, Hashable {
+    package var key: ItemKey
+    package var ref: ImageRef
 
-    public init(key: ItemKey, ref: ImageRef) {
+    package init(key: ItemKey, ref: ImageRef) {
         self.key = key
         self.ref = ref
     }

@@ -14,12 +14,12 @@ import HPSyncModel
 /// pull brings it back, and the listings must not claim otherwise.
 extension Store {
     /// The command that brings a missing or damaged image back.
-    public static let repairCommand = "hp-sync verify --repair --from PEER"
+    package static let repairCommand = "hp-sync verify --repair --from PEER"
 
     /// What `imageFileURL(for:)` holds compared with the record, from one `stat`: nil when
     /// the file is there with the right size (the digest is not checked: that is `verify`'s
     /// job), else what is wrong with it.
-    public func imageFileProblem(_ item: Item) -> String? {
+    package func imageFileProblem(_ item: Item) -> String? {
         guard let image = item.image, !item.deleted else { return nil }
         guard let size = ImageDirectory.regularFileSize(in: AT_FDCWD, named: images.finalPath(item.key)) else {
             return "the file is missing"
@@ -33,7 +33,7 @@ extension Store {
     /// a whole listing. One `fstatat` per image, relative to the open `images/` folder (about a
     /// microsecond each; a truncated photo kept its name, so a listing of names missed it).
     /// Rot that keeps the size is `verify`'s to find: it hashes.
-    public func imageFileSizesAmiss(_ items: [Item]) throws -> [ItemKey: Int64?] {
+    package func imageFileSizesAmiss(_ items: [Item]) throws -> [ItemKey: Int64?] {
         let named = items.filter { !$0.deleted && $0.image != nil }
         guard !named.isEmpty else { return [:] }
         return try images.withOpenFolder { folder in

@@ -12,11 +12,11 @@ import Foundation
 /// until the process exits (the kernel drops it even after `kill -9`, so a crashed run never
 /// leaves a stale lock). The holder writes its PID into the file so the next run can name it.
 /// `serve` and local commands do not take it: SQLite already serializes their writes.
-public final class SyncLock {
-    public static let fileName = "sync.lock"
+package final class SyncLock {
+    package static let fileName = "sync.lock"
 
     private var descriptor: Int32
-    public let url: URL
+    package let url: URL
 
     private init(descriptor: Int32, url: URL) {
         self.descriptor = descriptor
@@ -26,7 +26,7 @@ public final class SyncLock {
     deinit { release() }
 
     /// Takes the lock of the store in `directory`, or throws `SyncLockError.held` at once.
-    public static func acquire(storeDirectory directory: URL) throws -> SyncLock {
+    package static func acquire(storeDirectory directory: URL) throws -> SyncLock {
         let url = directory.appendingPathComponent(fileName)
         let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -48,7 +48,7 @@ public final class SyncLock {
     }
 
     /// Releases the lock (idempotent). The file stays: unlinking it would race with a new holder.
-    public func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         _ = ftruncate(descriptor, 0)
         close(descriptor)
@@ -65,11 +65,11 @@ public final class SyncLock {
 }
 
 /// Why a run could not take the store's lock.
-public enum SyncLockError: Error, CustomStringConvertible, Equatable {
+package enum SyncLockError: Error, CustomStringConvertible, Equatable {
     case held(path: String, pid: Int32?)
     case cannotOpen(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .held(let path, let pid):
             let holder = pid.map { "process \($0)" } ?? "another process"

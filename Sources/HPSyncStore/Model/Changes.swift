@@ -16,7 +16,7 @@ public struct ChangeSet: Sendable, Codable, Hashable {
     /// the record's); each is also in `imagesMissing`.
     public var imagesRefused: [ImageLeftOut] = []
 
-    public init(
+    package init(
         inserted: [ItemKey] = [], updated: [ItemKey] = [], deleted: [ItemKey] = [], imagesWritten: Int = 0,
         imageBytes: Int64 = 0
     ) {
@@ -29,7 +29,7 @@ public struct ChangeSet: Sendable, Codable, Hashable {
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
-    public mutating func formUnion(_ other: ChangeSet) {
+    package mutating func formUnion(_ other: ChangeSet) {
         inserted += other.inserted
         updated += other.updated
         deleted += other.deleted
@@ -37,93 +37,6 @@ public struct ChangeSet: Sendable, Codable, Hashable {
         imageBytes += other.imageBytes
         imagesMissing += other.imagesMissing
         imagesRefused += other.imagesRefused
-    }
-}
-
-/// A record received from a peer (or an import), with its image bytes already staged.
-public struct IncomingRecord: Sendable {
-    public var item: Item
-    /// The staged bytes of `item.image`; nil when the item has no image, or when this store's
-    /// row for the key already names the same image.
-    public var image: StagedImage? {
-        get { staged?.image }
-        set { staged = newValue.map(StagedBox.init) }
-    }
-    /// An import without its images: the row names `item.image` but no bytes came. The store
-    /// records the image as missing (remembered for healing) instead of refusing the record.
-    public var imageMissing = false
-    /// The sink found no row for the key when it read the page: the apply then inserts the row
-    /// straight away (the key's uniqueness check is its lookup) instead of first looking for a
-    /// row to merge with. Only a hint: a row that appeared meanwhile fails the insert, and the
-    /// record then takes the usual way.
-    public var likelyNew = false
-    /// Behind a reference: most records have no image, and a batch holds up to 20,000 records,
-    /// two batches at once (one gathering, one committing). Inline, the staged image made each
-    /// record about 50 bytes larger, whether it had one or not.
-    private var staged: StagedBox?
-
-    public init(item: Item, image: StagedImage? = nil) {
-        self.item = item
-        self.image = image
-    }
-
-    private final class StagedBox: Sendable {
-        let image: StagedImage
-        init(_ image: StagedImage) { self.image = image }
-    }
-}
-
-/// Where a sync session got to, committed with the batch that got it there.
-public struct CheckpointUpdate: Sendable, Hashable {
-    public var peerStore: StoreID
-    public var direction: SyncDirection
-    public var seq: Int64
-
-    public init(peerStore: StoreID, direction: SyncDirection, seq: Int64) {
-        self.peerStore = peerStore
-        self.direction = direction
-        self.seq = seq
-    }
-}
-
-/// A received record that was not applied, and why.
-public struct RefusedRecord: Sendable, Hashable {
-    public var key: ItemKey
-    public var reason: String
-
-    public init(key: ItemKey, reason: String) {
-        self.key = key
-        self.reason = reason
-    }
-}
-
-/// What `applyRemote` did with a batch.
-public struct ApplyOutcome: Sendable, Hashable {
-    public var inserted: [ItemKey] = []
-    public var updated: [ItemKey] = []
-    public var deleted: [ItemKey] = []
-    /// The part of `deleted` a full reconciliation deleted: live here, absent from the source's
-    /// listing and older than its GC horizon.
-    public var reconciled: [ItemKey] = []
-    /// Tombstones stored for keys that had no live item here (they still propagate).
-    public var tombstonesRecorded: [ItemKey] = []
-    /// Records whose version did not beat the local one.
-    public var skipped: [ItemKey] = []
-    public var refused: [RefusedRecord] = []
-    public var imagesWritten: Int = 0
-    public var imageBytes: Int64 = 0
-    /// Items applied with their image recorded as missing (an import without its images).
-    public var imagesMissing: [ItemKey] = []
-
-    public init() {}
-
-    /// The same outcome as a change set, for reporting.
-    public var changeSet: ChangeSet {
-        var changes = ChangeSet(
-            inserted: inserted, updated: updated, deleted: deleted, imagesWritten: imagesWritten,
-            imageBytes: imageBytes)
-        changes.imagesMissing = imagesMissing
-        return changes
     }
 }
 
@@ -179,24 +92,4 @@ public struct ItemEdit: Sendable {
         self.serialNumber = serialNumber
         self.valueInDollars = valueInDollars
     }
-}
-
-/// A page of the change feed as a source sends it (`Store.feedPage(after:limit:)`).
-public struct FeedPage: Sendable {
-    public var entries: [ChangeEntry]
-    /// The current record of each live entry.
-    public var records: [ItemKey: Item]
-    /// The feed's last seq in the same snapshot.
-    public var lastSeq: Int64
-    /// When asked for (`feedPage(after:limit:counting:)`): what `feedCounts(after:)` would say
-    /// for the same start, in the same snapshot.
-    public var counts: FeedCounts?
-}
-
-/// How many feed entries come after a seq, how many of them are tombstones, and the bytes of
-/// the live ones' images (`Store.feedCounts(after:)`).
-public struct FeedCounts: Sendable, Equatable {
-    public var entries: Int64
-    public var tombstones: Int64
-    public var imageBytes: Int64
 }

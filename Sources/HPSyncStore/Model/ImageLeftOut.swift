@@ -7,7 +7,7 @@ public struct ImageLeftOut: Sendable, Hashable, Codable, CustomStringConvertible
     /// What happened and why, naming the file: "left out of the export: images/KEY is missing".
     public var reason: String
 
-    public init(key: ItemKey, reason: String) {
+    package init(key: ItemKey, reason: String) {
         self.key = key
         self.reason = reason
     }

@@ -1,7 +1,7 @@
 import CHPSyncSQLite
 
 /// The SQLite library this process runs with (for `hp-sync --version` and bug reports).
-public enum SQLiteVersion {
+package enum SQLiteVersion {
     /// "3.46.1": the library loaded at run time.
-    public static var runtime: String { String(cString: sqlite3_libversion()) }
+    package static var runtime: String { String(cString: sqlite3_libversion()) }
 }

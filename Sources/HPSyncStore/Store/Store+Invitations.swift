@@ -7,7 +7,7 @@ import HPSyncModel
 extension Store {
     /// Records a new invitation valid for `lifetimeMilliseconds` and returns its secret, which
     /// is kept nowhere: only its SHA-256 is stored.
-    public func createInvitation(permission: PeerPermission, name: String?, lifetimeMilliseconds: Int64) throws
+    package func createInvitation(permission: PeerPermission, name: String?, lifetimeMilliseconds: Int64) throws
         -> (secret: InvitationSecret, invitation: Invitation)
     {
         if let name, !Peer.isValidName(name) { throw StoreError.invalidPeerName(name) }
@@ -21,7 +21,7 @@ extension Store {
     }
 
     /// Every invitation, newest first.
-    public func invitations() throws -> [Invitation] {
+    package func invitations() throws -> [Invitation] {
         try read { db in
             try InvitationRecord.order(InvitationRecord.Columns.createdAt.desc).fetchAll(db).map {
                 try $0.invitation()
@@ -31,7 +31,7 @@ extension Store {
 
     /// Deletes the invitation whose digest starts with `prefix` (hex, at least 4 digits), used or
     /// not, and returns it. Revoking a used invitation does not remove the peer it added.
-    public func revokeInvitation(prefix: String) throws -> Invitation {
+    package func revokeInvitation(prefix: String) throws -> Invitation {
         let hex = prefix.lowercased()
         guard hex.count >= 4, hex.allSatisfy(\.isHexDigit) else { throw StoreError.unknownInvitation(prefix) }
         return try write { db in
@@ -55,7 +55,7 @@ extension Store {
     /// that is a peer already is refused and the invitation stays unused.
     ///
     /// - Throws: `InvitationRefusal` when the invitation cannot be redeemed.
-    public func redeemInvitation(_ secret: InvitationSecret, joiner: NodeID, suggestedName: String) throws -> Peer {
+    package func redeemInvitation(_ secret: InvitationSecret, joiner: NodeID, suggestedName: String) throws -> Peer {
         let hash = Data(secret.digest.bytes)
         let joinerBytes = Data(joiner.bytes)
         let now = Int64(clock.nowMilliseconds())

@@ -24,18 +24,18 @@ public struct PeerSyncState: Sendable, Equatable {
 
 extension Store {
     /// Records a successful run; clears the last error of that peer and direction.
-    public func recordSyncSuccess(peer: String, direction: SyncDirection) throws {
+    package func recordSyncSuccess(peer: String, direction: SyncDirection) throws {
         try record(Outcome.success, peer: peer, direction: direction, message: nil)
     }
 
     /// Records that the peer completed a session this store served (`direction` is the peer's
     /// intent: it pulled from us or pushed to us), for `status` and the gc clamp.
-    public func recordServed(peer: String, direction: SyncDirection) throws {
+    package func recordServed(peer: String, direction: SyncDirection) throws {
         try record(Outcome.served, peer: peer, direction: direction, message: nil)
     }
 
     /// Records a failed run and its message.
-    public func recordSyncFailure(peer: String, direction: SyncDirection, message: String) throws {
+    package func recordSyncFailure(peer: String, direction: SyncDirection, message: String) throws {
         try record(Outcome.failure, peer: peer, direction: direction, message: String(message.prefix(1000)))
     }
 

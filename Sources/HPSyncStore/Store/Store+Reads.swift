@@ -67,7 +67,7 @@ extension Store {
 
     /// How many live items this store has: every row less the tombstones, each counted from an
     /// index (a millisecond at 100,000 items, where reading the table took fifty).
-    public func liveItemCount() throws -> Int {
+    package func liveItemCount() throws -> Int {
         try read { db in try Self.liveItemCount(db) }
     }
 
@@ -95,7 +95,7 @@ extension Store {
 
     /// How many live items this store has, counting no further than `limit` (so that a caller
     /// who only needs to know "at least this many" does not scan the whole table).
-    public func liveItemCount(upTo limit: Int) throws -> Int {
+    package func liveItemCount(upTo limit: Int) throws -> Int {
         try read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM (SELECT 1 FROM item WHERE deleted = 0 LIMIT ?)", arguments: [limit]) ?? 0
@@ -103,18 +103,18 @@ extension Store {
     }
 
     /// The seq of this store's latest change.
-    public var lastSeq: Int64 {
+    package var lastSeq: Int64 {
         get throws { try read { db in try MetaRecord.load(db).lastSeq } }
     }
 
     /// Up to `limit` feed entries with seq greater than `seq`, in ascending seq.
-    public func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
+    package func changes(after seq: Int64, limit: Int) throws -> [ChangeEntry] {
         try feedPage(after: seq, limit: limit).entries
     }
 
     /// Up to `limit` feed entries after `seq` with the record of each live one, and the feed's
     /// last seq, from one snapshot and one pass over the seq index: what a source sends.
-    public func feedPage(after seq: Int64, limit: Int, counting: Bool = false) throws -> FeedPage {
+    package func feedPage(after seq: Int64, limit: Int, counting: Bool = false) throws -> FeedPage {
         try read { db in
             var page = FeedPage(entries: [], records: [:], lastSeq: try MetaRecord.load(db).lastSeq)
             let rows = try ItemRecord.fetchFeed(db, after: seq, limit: limit)
@@ -151,7 +151,7 @@ extension Store {
 
     /// How many feed entries (what `changes(after:)` would page through), how many of them
     /// tombstones, and the bytes of the live ones' images come after `seq`: one scan.
-    public func feedCounts(after seq: Int64) throws -> FeedCounts {
+    package func feedCounts(after seq: Int64) throws -> FeedCounts {
         try read { db in try Self.feedCounts(db, after: seq) }
     }
 
@@ -167,7 +167,7 @@ extension Store {
     }
 
     /// The current version of each of `keys` that this store has.
-    public func currentVersions(_ keys: [ItemKey]) throws -> [ItemKey: ChangeEntry] {
+    package func currentVersions(_ keys: [ItemKey]) throws -> [ItemKey: ChangeEntry] {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var result: [ItemKey: ChangeEntry] = [:]
@@ -180,7 +180,7 @@ extension Store {
     }
 
     /// The current rows of `keys`, tombstones included, in the same order; unknown keys omitted.
-    public func records(_ keys: [ItemKey]) throws -> [Item] {
+    package func records(_ keys: [ItemKey]) throws -> [Item] {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var origins = OriginCache()
@@ -189,13 +189,13 @@ extension Store {
     }
 
     /// A committed local image file with `digest` (under any key), or nil.
-    public func imageFile(withDigest digest: SHA256Digest) throws -> URL? {
+    package func imageFile(withDigest digest: SHA256Digest) throws -> URL? {
         try imageFiles(withDigests: [digest])[digest]
     }
 
     /// A committed local image file for each of `digests` this store has one with (under any
     /// key), in one read: a sink asks for a page's digests at once.
-    public func imageFiles(withDigests digests: [SHA256Digest]) throws -> [SHA256Digest: URL] {
+    package func imageFiles(withDigests digests: [SHA256Digest]) throws -> [SHA256Digest: URL] {
         guard !digests.isEmpty else { return [:] }
         let candidates = try read { db in
             let statement = try db.cachedStatement(
@@ -224,7 +224,7 @@ extension Store {
     }
 
     /// How far this store has read `peerStore`'s feed in `direction`; 0 if never.
-    public func checkpoint(peerStore: StoreID, direction: SyncDirection) throws -> Int64 {
+    package func checkpoint(peerStore: StoreID, direction: SyncDirection) throws -> Int64 {
         try read { db in try CheckpointRecord.seq(db, peerStore: peerStore, direction: direction) ?? 0 }
     }
 }

@@ -22,7 +22,7 @@ public final class Store: Sendable {
     let temporaries: TemporaryFilePool
     private let currentNodeID: Locked<NodeID>
     /// The writer's cache size between batches (`writeBatch`): the usual one, a bulk apply's.
-    private let writerCacheAtRest = Locked(Store.writerCache)
+    let writerCacheAtRest = Locked(Store.writerCache)
 
     static let databaseName = "store.sqlite"
 
@@ -180,7 +180,7 @@ public final class Store: Sendable {
     }
 
     /// Replaces the placeholder node ID with the real identity; future changes carry it.
-    public func setNodeID(_ id: NodeID) throws {
+    package func setNodeID(_ id: NodeID) throws {
         try write { db in
             try db.execute(sql: "UPDATE meta SET nodeID = ? WHERE id = 1", arguments: [Data(id.bytes)])
         }
@@ -191,171 +191,28 @@ public final class Store: Sendable {
     public func imageFileURL(for key: ItemKey) -> URL {
         images.url.appendingPathComponent(key.rawValue)
     }
-
-    /// Runs `body` in one IMMEDIATE write transaction, mapping database errors to `StoreError`.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try wrap { try database.write(body) }
-    }
-
-    /// The writer's page cache (`PRAGMA cache_size`, negative: KiB), and during a bulk apply.
-    static let writerCache = -20480
-    static let bulkWriterCache = -4096
-
-    /// Runs a bulk apply (a sync session's sink) with the WAL allowed to grow to 64 MiB before a
-    /// commit folds it into the database. Every batch of a large pull rewrites most leaves of
-    /// the random-key index; checkpointing after each batch wrote them all into store.sqlite
-    /// (and fsynced it) each time. Afterwards the usual limit (`walAutocheckpointPages`) applies
-    /// again, and a WAL the session left larger than that is folded and truncated to nothing
-    /// there and then: left in place, every later command would first read it whole (SQLite
-    /// rebuilds its index of the WAL when a process opens the store).
-    ///
-    /// The writer's cache shrinks to 4 MiB meanwhile, between batches: a sink hands each batch
-    /// in key order, so it meets each leaf once, in order, and a larger cache kept from batch to
-    /// batch only holds pages it will not touch again (a million-item pull peaked about 16 MB
-    /// higher with 20 MiB, no faster). A batch that rewrites rows the store has takes the full
-    /// cache for its own transaction (`useFullWriterCache`): what it dirties stays in memory
-    /// until its commit.
-    ///
-    /// Meanwhile the temporaries for incoming images are created ahead, on a thread of their own
-    /// (`TemporaryFilePool`); those not taken are removed at the end.
-    public func bulkApply<T>(_ body: () throws -> T) throws -> T {
-        try onWriter("PRAGMA wal_autocheckpoint = 16384; PRAGMA cache_size = \(Self.bulkWriterCache)")
-        writerCacheAtRest.set(Self.bulkWriterCache)
-        temporaries.start()
-        defer {
-            temporaries.stop()
-            writerCacheAtRest.set(Self.writerCache)
-            do {
-                let fold =
-                    walBytes() > configuration.walAutocheckpointPages * 4096 ? "; PRAGMA wal_checkpoint(TRUNCATE)" : ""
-                try onWriter(
-                    "PRAGMA cache_size = \(Self.writerCache); PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)"
-                        + fold)
-            } catch {
-                logger.warning("could not restore the writer's settings after a sync", metadata: ["error": "\(error)"])
-            }
-        }
-        return try body()
-    }
-
-    /// The size of `store.sqlite-wal`, 0 when there is none.
-    private func walBytes() -> Int {
-        var info = stat()
-        let path = directory.appendingPathComponent(Self.databaseName + "-wal").path
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
-    }
-
-    /// Runs `sql` (pragmas) on the writer connection, outside any transaction.
-    private func onWriter(_ sql: String) throws {
-        try wrap { try database.writeWithoutTransaction { try $0.execute(sql: sql) } }
-    }
-
-    /// Like `write`, for one batch of a remote apply: inside it the batch may take the
-    /// writer's full page cache (`useFullWriterCache`), and the cache goes back to its size at
-    /// rest (a bulk apply's smaller one) once the transaction has ended.
-    func writeBatch<T>(_ body: (Database) throws -> T) throws -> T {
-        try wrap {
-            try database.writeWithoutTransaction { db in
-                let result = Self.immediateTransaction(db, body)
-                try db.execute(sql: "PRAGMA cache_size = \(writerCacheAtRest.get())")
-                return try result.get()
-            }
-        }
-    }
-
-    /// Like `read`, on the writer connection with its full page cache, for a read whose pages
-    /// the next `writeBatch` reads again: that transaction finds them in the writer's cache
-    /// (SQLite keeps a connection's cache while no other connection commits) instead of reading
-    /// them from the file a second time. The cache stays full until that batch ends. It waits
-    /// for a write in flight, so it is for a caller that has none.
-    func readOnWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        try wrap {
-            try database.writeWithoutTransaction { db in
-                try Self.useFullWriterCache(db)
-                var value: T?
-                try db.inTransaction(.deferred) {
-                    value = try body(db)
-                    return .commit
-                }
-                return value!
-            }
-        }
-    }
-
-    /// Gives the rest of a `writeBatch` transaction the writer's full page cache. For a batch
-    /// that rewrites rows the store has: each such row costs a leaf of the table and one of the
-    /// seq index, read and dirtied, and every dirty page stays until the commit. At M an
-    /// incremental pull of 1,110 edits dirtied 1,528 pages, which a bulk apply's 4 MiB cache
-    /// (1,024 pages) spilled to the WAL mid-transaction and read back: 7,695 reads and 4,553
-    /// writes of pages against 4,324 and 3,071 with the full cache. A batch of new keys in key
-    /// order (a first pull) never asks, so its memory stays as before.
-    static func useFullWriterCache(_ db: Database) throws {
-        try db.execute(sql: "PRAGMA cache_size = \(writerCache)")
-    }
-
-    /// Like `write`, for a transaction whose loss in a crash is harmless: it commits without
-    /// fsyncing the WAL (`synchronous = NORMAL`); the next durable commit syncs it along.
-    func writeWithoutSync<T>(_ body: (Database) throws -> T) throws -> T {
-        try wrap {
-            try database.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                let result = Self.immediateTransaction(db, body)
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                return try result.get()
-            }
-        }
-    }
-
-    /// Runs `body` in one IMMEDIATE transaction on a connection the caller holds outside any:
-    /// what it returned or threw, once the transaction has committed or rolled back.
-    private static func immediateTransaction<T>(_ db: Database, _ body: (Database) throws -> T) -> Result<T, Error> {
-        Result {
-            var value: T?
-            try db.inTransaction(.immediate) {
-                value = try body(db)
-                return .commit
-            }
-            return value!
-        }
-    }
-
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try wrap { try database.read(body) }
-    }
-
-    func wrap<T>(_ body: () throws -> T) throws -> T {
-        try Self.wrap(store: directory, body)
-    }
-
-    static func wrap<T>(store directory: URL, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as StoreError {
-            throw error
-        } catch let error as DatabaseError {
-            throw StoreError.database(error, store: directory)
-        }
-    }
 }
 
-/// A value read and replaced from several threads: the node ID a store stamps on local changes
-/// (replaced only when the placeholder gives way to the real identity, `setNodeID`), the size
-/// the writer's cache returns to after a batch.
-private final class Locked<Value: Sendable>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
+extension Store {
+    /// A value read and replaced from several threads: the node ID a store stamps on local changes
+    /// (replaced only when the placeholder gives way to the real identity, `setNodeID`), the size
+    /// the writer's cache returns to after a batch.
+    final class Locked<Value: Sendable>: @unchecked Sendable {
+        private var value: Value
+        private let lock = NSLock()
 
-    init(_ value: Value) { self.value = value }
+        init(_ value: Value) { self.value = value }
 
-    func get() -> Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
+        func get() -> Value {
+            lock.lock()
+            defer { lock.unlock() }
+            return value
+        }
 
-    func set(_ newValue: Value) {
-        lock.lock()
-        defer { lock.unlock() }
-        value = newValue
+        func set(_ newValue: Value) {
+            lock.lock()
+            defer { lock.unlock() }
+            value = newValue
+        }
     }
 }

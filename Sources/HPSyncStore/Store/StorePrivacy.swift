@@ -74,7 +74,7 @@ enum StorePrivacy {
 extension Store {
     /// Makes an existing store private to its owner, as `open` does, for commands that read
     /// only the identity beside the database (`id`) and so never open the store.
-    public static func makePrivate(at directory: URL) {
+    package static func makePrivate(at directory: URL) {
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent(databaseName).path) else {
             return
         }

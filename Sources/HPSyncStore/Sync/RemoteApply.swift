@@ -241,75 +241,6 @@ struct RemoteApply {
             throw StoreError.invalidRecord(item.key, reason: "the staged image does not match the record's image")
         }
     }
-
-    /// What a reconciliation step did inside the batch's transaction.
-    struct ReconcileEffects {
-        var deleted: [ItemKey] = []
-        var unlink: [ItemKey] = []
-        var supersededTemps: [String] = []
-    }
-
-    /// Records the step's keys and, on the final page, turns the unlisted old items into
-    /// tombstones (see `ReconcileStep`). Runs inside the batch's transaction, after its records.
-    private func reconcile(
-        _ db: Database, _ step: ReconcileStep, clock: inout ChangeClock, now: UInt64
-    ) throws -> ReconcileEffects {
-        let source = Data(step.source.bytes)
-        if let horizon = step.horizon, step.isFirstPage {
-            // A listing from 0 supersedes whatever an earlier, interrupted one recorded.
-            try db.execute(sql: "DELETE FROM reconcileListed WHERE peerStoreID = ?", arguments: [source])
-            try db.execute(
-                sql:
-                    "INSERT OR REPLACE INTO reconcile (peerStoreID, horizon, sourceNode, startedAt) VALUES (?, ?, ?, ?)",
-                arguments: [source, Int64(bitPattern: horizon.rawValue), Data(step.sourceNode.bytes), Int64(now)])
-        }
-        guard
-            let stored = try Int64.fetchOne(
-                db, sql: "SELECT horizon FROM reconcile WHERE peerStoreID = ?", arguments: [source])
-        else { return ReconcileEffects() }
-        let insert = try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO reconcileListed (peerStoreID, key) VALUES (?, ?)")
-        for key in step.listed { try insert.execute(arguments: [source, key.rawValue]) }
-        guard step.isFinal else { return ReconcileEffects() }
-
-        let horizon = VersionStamp(rawValue: UInt64(bitPattern: stored))
-        let tombstone = Version(stamp: horizon, origin: step.sourceNode)
-        clock.observe(horizon)
-        var effects = ReconcileEffects()
-        var trashInsertion = TrashInsertion(db)
-        // In batches: each batch's rows stop matching once they are tombstones.
-        while true {
-            let victims = try ItemRecord.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
-                      (SELECT 1 FROM reconcileListed r WHERE r.peerStoreID = ? AND r.key = item.key)
-                    LIMIT 1000
-                    """, arguments: [stored, source])
-            if victims.isEmpty { break }
-            for victim in victims {
-                let key = ItemKey(storedCanonical: victim.key)
-                if options.keepReplaced { try store.trash(victim, deleted: true, now: now, into: &trashInsertion) }
-                if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
-                try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
-                effects.deleted.append(key)
-                effects.unlink.append(key)
-            }
-        }
-        try trashInsertion.finish()
-        try db.execute(sql: "DELETE FROM reconcileListed WHERE peerStoreID = ?", arguments: [source])
-        try db.execute(sql: "DELETE FROM reconcile WHERE peerStoreID = ?", arguments: [source])
-        // This store now agrees with the source below the horizon: it must not accept there
-        // what the source would refuse (a stale copy from a third node would revive a deletion).
-        try db.execute(
-            sql: "UPDATE meta SET gcHorizonStamp = MAX(gcHorizonStamp, ?) WHERE id = 1", arguments: [stored])
-        if !effects.deleted.isEmpty {
-            store.logger.notice(
-                "full reconciliation deleted items the source no longer has",
-                metadata: ["count": "\(effects.deleted.count)", "horizon": "\(horizon)"])
-        }
-        return effects
-    }
 }
 
 extension Store {
@@ -325,7 +256,7 @@ extension Store {
     ///
     /// `keepReplaced` says whether the live versions this batch deletes or overwrites go to the
     /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
-    public func applyRemote(
+    package func applyRemote(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
         keepReplaced: Bool = false, observed: VersionStamp = .zero
     ) throws -> ApplyOutcome {

@@ -4,7 +4,7 @@ import HPSyncModel
 /// Receiving image bytes before the records that name them are applied.
 extension Store {
     /// Starts receiving the bytes of `expected` into a temporary in `images/`.
-    public func stageImage(expected: ImageRef) throws -> ImageStaging {
+    package func stageImage(expected: ImageRef) throws -> ImageStaging {
         guard expected.size >= 0, expected.size <= configuration.maxImageBytes else {
             throw StoreError.imageTooLarge(
                 path: "incoming image \(expected.digest)", size: expected.size, limit: configuration.maxImageBytes)
@@ -14,13 +14,13 @@ extension Store {
 
     /// Says that `count` more images are on their way (a sink that has just asked for them): a
     /// bulk apply makes their temporaries ahead, and none beyond.
-    public func expectImages(_ count: Int) {
+    package func expectImages(_ count: Int) {
         temporaries.expect(count)
     }
 
     /// Copies a local file (typically `imageFile(withDigest:)`) into a temporary, verifying that
     /// its size and SHA-256 are `expected`.
-    public func stageImage(copying file: URL, expected: ImageRef) throws -> StagedImage {
+    package func stageImage(copying file: URL, expected: ImageRef) throws -> StagedImage {
         let copy = try images.writeTemp(copying: file, maxBytes: configuration.maxImageBytes, validate: false)
         guard copy.ref == expected else {
             FileIO.unlinkIfPresent(images.tempPath(copy.name))

@@ -5,7 +5,7 @@ import HPSyncModel
 extension Store {
     /// The clock guard: why a version made elsewhere is refused (stamped more than the allowed
     /// skew ahead of this store's clock), or nil when it may be applied.
-    public func clockGuardRefusal(_ version: Version) -> String? {
+    package func clockGuardRefusal(_ version: Version) -> String? {
         clockGuardRefusal(version, now: clock.nowMilliseconds())
     }
 
@@ -19,17 +19,17 @@ extension Store {
     }
 
     /// How far ahead of this store's clock a received stamp may be.
-    public var maxClockSkewMilliseconds: UInt64 { configuration.maxClockSkewMilliseconds }
+    package var maxClockSkewMilliseconds: UInt64 { configuration.maxClockSkewMilliseconds }
 
     /// The largest image this store accepts.
-    public var maxImageBytes: Int64 { configuration.maxImageBytes }
+    package var maxImageBytes: Int64 { configuration.maxImageBytes }
 
     /// This store's wall clock (injected in tests), in milliseconds since 1970.
-    public func nowMilliseconds() -> UInt64 { clock.nowMilliseconds() }
+    package func nowMilliseconds() -> UInt64 { clock.nowMilliseconds() }
 
     /// Whether this store has no item rows and no GC horizon (whose virtual tombstone every
     /// key without a row would meet): a version received now has nothing here to merge with.
-    public func hasNothingToMergeWith() throws -> Bool {
+    package func hasNothingToMergeWith() throws -> Bool {
         try read { db in
             guard try MetaRecord.load(db).gcHorizon.virtualTombstone == nil else { return false }
             return try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item)") ?? false)
@@ -37,7 +37,7 @@ extension Store {
     }
 
     /// Records how far a peer store has been synced, in one transaction of its own.
-    public func setCheckpoint(_ update: CheckpointUpdate) throws {
+    package func setCheckpoint(_ update: CheckpointUpdate) throws {
         _ = try applyRemote([], checkpoint: update)
     }
 }

@@ -29,7 +29,7 @@ extension Store {
 
     /// The trash images that are missing or damaged (each read and hashed), for a repair to
     /// fetch from a peer; each with the key of one entry naming it.
-    public func trashImagesToHeal() throws -> [ImageToHeal] {
+    package func trashImagesToHeal() throws -> [ImageToHeal] {
         try trashedImages().filter { !trashImages.isIntact($0.ref) }
     }
 

@@ -9,31 +9,31 @@ public struct VerifyReport: Sendable, Hashable {
     /// Items whose image file's size or SHA-256 differs from the row.
     public var mismatchedImages: [ItemKey] = []
     /// Trash images (`trash/<hex>`) a trash entry names but that are missing.
-    public var missingTrashImages: [String] = []
+    package var missingTrashImages: [String] = []
     /// Trash images whose size or SHA-256 differs from what their entries name.
-    public var mismatchedTrashImages: [String] = []
+    package var mismatchedTrashImages: [String] = []
     /// Files in `images/` that no row accounts for (not removed): what a crash or power cut
     /// between a delete's commit and its unlink leaves by design. A note, not a problem: nothing
     /// names them, and the daily sweep (or `verify --repair`) removes them.
     public var orphans: [String] = []
     /// Journaled image writes not yet finished (not rolled forward).
-    public var pending: [ItemKey] = []
+    package var pending: [ItemKey] = []
     /// Unaccounted files younger than the sweep age: probably another process's write in flight.
-    public var inFlight: [String] = []
+    package var inFlight: [String] = []
     /// What is wrong with this node's identity (its node ID is not its certificate's, the key
     /// and certificate do not match, the key is readable by others).
-    public var identityProblems: [String] = []
+    package var identityProblems: [String] = []
     /// Store paths group or others can read (a warning: the store is not clean of secrets, but
     /// nothing is damaged), each with its mode.
-    public var exposedPaths: [String] = []
+    package var exposedPaths: [String] = []
     /// For each of `exposedPaths`, the shell command that makes it private.
-    public var privacyCommands: [String] = []
+    package var privacyCommands: [String] = []
     /// What repair did, one line each.
     public var repaired: [String] = []
     public var itemsChecked = 0
     public var imagesChecked = 0
 
-    public init() {}
+    package init() {}
 
     /// No problem remains (in-flight files and repaired problems do not count).
     public var isClean: Bool {
@@ -61,17 +61,17 @@ public struct VerifyReport: Sendable, Hashable {
     }
 
     /// How to get an image back: from a peer by digest, or from the person's own copy.
-    public static let healing =
+    package static let healing =
         "`hp-sync verify --repair --from PEER` fetches it again (so does the next pull from a version-3 peer), "
         + "or set it with `hp-sync image set`"
 
     /// How to get a trash image back: from a live photo with its digest, or from a peer.
-    public static let trashHealing =
+    package static let trashHealing =
         "`hp-sync verify --repair` copies it from a live photo with the same digest, "
         + "`hp-sync verify --repair --from PEER` fetches it by digest, or `hp-sync trash purge` drops the entries"
 
     /// Whether a peer could heal something (`verify --repair --from`).
-    public var hasImagesToHeal: Bool {
+    package var hasImagesToHeal: Bool {
         !(missingImages.isEmpty && mismatchedImages.isEmpty && missingTrashImages.isEmpty
             && mismatchedTrashImages.isEmpty)
     }
