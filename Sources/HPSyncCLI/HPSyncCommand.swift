@@ -29,6 +29,10 @@ public struct HPSyncCommand: ParsableCommand {
         MemoryArenas.cap()
         let arguments = GlobalArguments.relocated(
             arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
+        if let shell = CompletionScript.requested(arguments) {
+            Output.write(CompletionScript.script(for: shell) + "\n")
+            Foundation.exit(ExitStatus.ok.rawValue)
+        }
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("shell completion of peer names and store directories, run as a binary")
@@ -35,6 +36,48 @@ struct CompletionTests {
         #expect(none.status == 0 && none.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
     }
 
+    /// What bash offers at the end of `line` (words split at spaces, the last one being typed),
+    /// with the script hp-sync generates, as bash's programmable completion would call it.
+    static func bashCompletions(_ line: [String], runner: BinaryRunner) throws -> [String] {
+        let script = try runner.run(["--generate-completion-script", "bash"], withStore: false).stdout
+        let file = try runner.file("hp-sync.bash", Array(script))
+        let words = [runner.binary.path] + line
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let commandLine = words.joined(separator: " ")
+        let previous = words[words.count - 2]
+        let program = """
+            source '\(file.path)'
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+            COMP_LINE='\(commandLine)'; COMP_POINT=${#COMP_LINE}
+            _hp-sync hp-sync '\(words[words.count - 1])' '\(previous)'
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "HP_SYNC_HOME")
+        let output = try RunningTool(["/bin/bash", "-c", program], environment: environment, input: nil)
+            .finish(timeout: .infinity)
+        try #require(output.status == 0, "\(output.stderr)")
+        return String(decoding: output.stdoutData, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// `--store DIR` may stand before the subcommand (`GlobalArguments`): the script must not
+    /// take DIR for the subcommand, and the peers are those of DIR's store.
+    @Test func bashCompletesPeersWhenTheStoreStandsBeforeTheSubcommand() throws {
+        let runner = try BinaryRunner()
+        defer { runner.cleanUp() }
+        try JSONOutputTests.storeWithPeer(runner)
+        let store = runner.store.path
+        for line in [
+            ["--store", store, "pull", ""], ["pull", "--store", store, ""], ["-v", "--store", store, "sync", "b"],
+            ["--store", store, "peer", "rm", ""], ["--log-level", "info", "--store", store, "status", "--peer", ""],
+        ] {
+            #expect(try Self.bashCompletions(line, runner: runner) == ["backup"], "\(line)")
+        }
+        let directories = try Self.bashCompletions(["--store", runner.root.path + "/st"], runner: runner)
+        #expect(directories == [store], "the store option completes directories before the subcommand too")
+        #expect(try Self.bashCompletions(["pu"], runner: runner) == ["pull", "push"])
+    }
+
     @Test func scriptsCompleteDirectoriesForStoreAndPeersForSync() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
@@ -44,5 +87,9 @@ struct CompletionTests {
         #expect(bash.contains("---completion peer set -- positional@0"))
         let zsh = try runner.run(["--generate-completion-script", "zsh"], withStore: false).text
         #expect(zsh.contains("---completion status -- --peer"))
+        // The root steps know the options that may stand before the subcommand (bash: above).
+        #expect(zsh.contains("arg_specs=(\n        '--store[The store directory.]:store:_files -/'"))
+        let fish = try runner.run(["--generate-completion-script", "fish"], withStore: false).text
+        #expect(fish.contains("case 'hp-sync'\n        __hp-sync_parse_subcommand 0 'store=' 'log-level=' 'v'"))
     }
 }

@@ -177,9 +177,12 @@ import Testing
         try a.add("Chair", image: jpeg(5))
         let report = try Sync.pull(b, from: a, dryRun: true, over: transport)
         #expect(report.inserted.count == 1)
-        #expect(report.imagesTransferred == 0)
+        #expect(report.imagesTransferred == 1, "what the pull would fetch")
+        #expect(report.peerCounts.images == 0, "no image bytes crossed")
         #expect(try b.snapshot().isEmpty)
-        #expect(try Sync.pull(b, from: a, over: transport).inserted.count == 1, "the checkpoint did not move")
+        let real = try Sync.pull(b, from: a, over: transport)
+        #expect(real.inserted.count == 1, "the checkpoint did not move")
+        #expect(real.imagesTransferred == 1 && real.imageBytes == report.imageBytes)
     }
 
     /// A push preview is the server's: it counts what it would apply and applies nothing.

@@ -148,6 +148,10 @@ public final class SyncClient {
         }
         _ = try receiveDone(channel)
         report.peerCounts = serverCounts
+        if plan.dryRun {
+            // Nothing crossed: what would is the images the server would have fetched.
+            (report.imagesTransferred, report.imageBytes) = (serverCounts.images, serverCounts.imageBytes)
+        }
         let wording = PushRefusalText(
             peer: peerName, localNode: store.nodeID, clockSkew: report.clockSkew,
             serverMilliseconds: server.clockMilliseconds ?? store.nowMilliseconds(),

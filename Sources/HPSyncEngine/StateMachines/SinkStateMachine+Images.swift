@@ -7,7 +7,9 @@ import HPSyncStore
 // Where each winning record's image comes from, and the images fetched from the source.
 extension SinkStateMachine {
     mutating func imagesLocated(_ files: [SHA256Digest: URL]) -> Action {
-        continuing { $0.imagesLocated(files, &$1) }
+        continuing { machine, work in
+            machine.isPreview ? machine.previewImagesLocated(files, &work) : machine.imagesLocated(files, &work)
+        }
     }
 
     /// An image requested arrived and was verified; nil when the source says it is missing.

@@ -169,10 +169,7 @@ extension SinkStateMachine {
             report.updated += plan.updated.map(\.rawValue)
             report.deleted += plan.deleted.map(\.rawValue)
             report.tombstonesRecorded += plan.tombstonesRecorded.count
-            if let step = work.step {
-                return .previewReconciliation(step, horizon: step.isFinal ? reconciling : nil)
-            }
-            return finishPage(&work)
+            return previewRecords(plan.fetch, &work)
         }
         work.incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
         work.deletions = plan.deleted.count

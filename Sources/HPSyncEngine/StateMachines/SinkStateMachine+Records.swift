@@ -12,6 +12,7 @@ extension SinkStateMachine {
         work.records += items
         guard work.recordRequests.isEmpty else { return requestRecords(&work) }
         report.recordsTransferred += work.records.count
+        if isPreview { return previewImages(&work) }
         // The records that win the merge rule wait in `winners` for the clock guard: a record
         // can be newer than its manifest entry, so its own stamp must pass the guard too.
         work.winners = work.records.filter { MergePlanner.wins($0.version, over: work.local[$0.key]) }

@@ -219,6 +219,8 @@ struct SinkStateMachine {
     var receivedItems = 0
     /// What the source's first page announced (version 2), for the progress estimate.
     var totalImageBytes: Int64?
+    /// The images a preview counted as fetched: a later page naming one would find it here.
+    var previewedDigests = Set<SHA256Digest>()
 
     /// `batches` defaults to the plan's batch size; a test passes its own limits and clock.
     init(
