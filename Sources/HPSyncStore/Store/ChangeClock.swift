@@ -9,9 +9,12 @@ struct ChangeClock {
     private(set) var meta: MetaRecord
     let nowMilliseconds: UInt64
     /// The stamps this transaction issued for local changes, as runs of consecutive raw values
-    /// (one run, unless the mark moved between issues), and the stamps of the versions those
-    /// changes replaced: `clock reset` must restamp above both. Saved to `localStamp`.
+    /// (one run, unless the mark moved between issues). Saved to `localStamp`.
     private var issued: [LocalStampRun] = []
+    /// The stamps of the versions those changes replaced, kept apart so that the issued stamps
+    /// stay one run (one row for an `rm` of many keys). Saved to `localStamp` too: `clock reset`
+    /// must restamp above both.
+    private var replaced: [LocalStampRun] = []
 
     init(_ db: Database, now: UInt64) throws {
         meta = try MetaRecord.load(db)
@@ -37,7 +40,9 @@ struct ChangeClock {
     /// remembers it (one received beside it from a clock running ahead raised the mark past the
     /// reset's limit).
     mutating func nextLocalStamp(replacing previous: VersionStamp) -> VersionStamp {
-        if previous.rawValue > 0 { issued.append(LocalStampRun(lowest: previous.rawValue, highest: previous.rawValue)) }
+        if previous.rawValue > 0 {
+            replaced.append(LocalStampRun(lowest: previous.rawValue, highest: previous.rawValue))
+        }
         return nextLocalStamp()
     }
 
@@ -75,6 +80,8 @@ struct ChangeClock {
         let statement = try db.cachedStatement(
             sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ?, remoteHighWater = ? WHERE id = 1")
         try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq, meta.remoteHighWater])
-        if !issued.isEmpty { try LocalStampRun.record(issued, now: nowMilliseconds, db) }
+        if !issued.isEmpty || !replaced.isEmpty {
+            try LocalStampRun.record(issued + replaced, now: nowMilliseconds, db)
+        }
     }
 }
