@@ -14,6 +14,7 @@ public struct HPSyncCommand: ParsableCommand {
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
             ExportHomepwnerCommand.self, VerifyCommand.self, TrashCommand.self, GCCommand.self,
             StatusCommand.self, ClockCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self,
+            KeyCommand.self,
             ServeCommand.self,
             PullCommand.self,
             PushCommand.self, SyncCommand.self, WebCommand.self, ExitCodesCommand.self, DebugCommand.self,

@@ -6,7 +6,7 @@ extension StoreError {
     var wireCode: WireErrorCode {
         switch self {
         case .digestMismatch, .stagingOverflow, .invalidRecord, .invalidKey, .invalidName, .invalidSerial,
-            .invalidValue:
+            .invalidValue, .invalidBlindEntry:
             return .badData
         case .imageTooLarge: return .limit
         default: return .internalError

@@ -10,12 +10,18 @@ public struct Peer: Sendable, Hashable, Codable {
     public var nodeID: NodeID
     public var address: String?
     public var permission: PeerPermission
+    /// A blind peer holds this inventory only sealed (Protocol.md 5.8): this node seals what it
+    /// sends there and never tells it the inventory key.
+    public var blind: Bool
 
-    public init(name: String, nodeID: NodeID, address: String? = nil, permission: PeerPermission = .read) {
+    public init(
+        name: String, nodeID: NodeID, address: String? = nil, permission: PeerPermission = .read, blind: Bool = false
+    ) {
         self.name = name
         self.nodeID = nodeID
         self.address = address
         self.permission = permission
+        self.blind = blind
     }
 
     /// Whether `name` is acceptable: `[A-Za-z0-9._-]{1,64}`, starting with a letter or digit.

@@ -6,15 +6,28 @@ public enum ProtocolLimits {
     /// The protocol versions this build speaks. Version 2 adds full reconciliation after
     /// tombstone garbage collection (`ManifestPage.reconcile_horizon`); version 3 makes a sink
     /// say what it did not apply (`PageDone.first_held_seq`, `refusals`)
-    /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`).
+    /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`);
+    /// version 4 adds blind stores (INTENT_BLIND) and the inventory key in Hello.
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 3
+    public static let maxVersion: UInt32 = 4
+    /// The first version that defines INTENT_BLIND and Hello's inventory_key and blind.
+    public static let blindVersion: UInt32 = 4
     /// The first version whose PageDone says what the sink refused or withheld.
     public static let heldEntriesVersion: UInt32 = 3
     /// The first version whose sources may send `reconcile_horizon`.
     public static let reconciliationVersion: UInt32 = 2
     /// The first version in which a pulling client may ask for images by digest.
     public static let imagesByDigestVersion: UInt32 = 3
+
+    /// Most IDs in one BlindGet, and entries in one BlindPut.
+    public static let maxBlindObjects = 1024
+    /// Largest sealed record a blind store keeps (a record of the largest name and serial
+    /// seals to under 2 KiB; the rest is room for later fields).
+    public static let maxSealedRecordBytes = 64 << 10
+    /// Largest sealed head.
+    public static let maxSealedHeadBytes = 4096
+    /// Largest sealed photo a blind store accepts (1 TiB: the disk is the real limit).
+    public static let maxSealedPhotoBytes: Int64 = 1 << 40
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

@@ -29,7 +29,7 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print JSON (store, counts, and per peer its last syncs, error and staleness).") var json = false
 
     func run() throws {
-        let store = try options.openStore()
+        let store = try options.openStore(blindAllowed: true)
         let status = try store.status()
         if json { return try runJSON(store, status) }
         Output.write(

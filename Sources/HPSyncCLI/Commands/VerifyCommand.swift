@@ -46,7 +46,8 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let logger = options.makeLogger()
         let (lock, store) =
-            try repair ? options.lockAndOpenStore(logger: logger) : (nil, options.openStore(logger: logger))
+            try repair
+            ? options.lockAndOpenStore(logger: logger) : (nil, options.openStore(logger: logger, blindAllowed: true))
         let report = try withExtendedLifetime(lock) { () throws -> VerifyReport in
             let report = try store.verify(repair: repair)
             guard !peers.isEmpty, report.hasImagesToHeal else { return report }

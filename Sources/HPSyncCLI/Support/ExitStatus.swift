@@ -48,6 +48,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// A safety guard refused the run (a pull that would delete most of the backup, or a `gc`
     /// that a never-synced peer holds back); nothing was applied, and the message says how to override.
     case refusedByGuard = 80
+    /// A blind peer served sealed data that failed authentication, an older copy than this node
+    /// saw there, or entries the trusted nodes' head does not name (Protocol.md 5.8).
+    case blindPeerDistrusted = 81
 
     /// One line for the exit-code table (`hp-sync exit-codes` and the README).
     public var meaning: String {
@@ -85,6 +88,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .refusedByGuard:
             return "refused by a safety guard (mass deletion; gc held back by a never-synced peer); nothing "
                 + "beyond the guard's limit applied; override with `--allow-mass-delete` or `gc --force`"
+        case .blindPeerDistrusted:
+            return "a blind peer failed a check: sealed data altered, truncated, swapped or replayed (not applied; "
+                + "the rest of the sync was), an older copy than this node saw there (rollback), or entries its "
+                + "head does not name (nothing applied or sent); see README, \"Off-site backup\""
         }
     }
 
@@ -115,6 +122,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case is MassDeleteRefused, is GCRefused: return .refusedByGuard
         case is CompletedWithWarnings: return .completedWithWarnings
         case is StalePeers: return .verifyFoundProblems
+        case let error as BlindError: return of(error)
+        case is SealingError: return .dataError
         default: return nil
         }
     }
@@ -129,7 +138,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .io, .diskFull, .notWritable: return .ioError
         case .busy: return .temporaryFailure
         case .database, .newerSchema: return .software
-        case .stagingOverflow, .invalidRecord: return .protocolError
+        case .stagingOverflow, .invalidRecord, .invalidBlindEntry: return .protocolError
+        case .wrongKindOfStore: return .usage
         case .invalidKey, .unknownKey, .alreadyDeleted, .keyExists, .ambiguousPrefix, .prefixTooShort, .invalidName,
             .invalidSerial, .invalidValue, .invalidPeerName, .peerExists, .notAnImage, .imageTooLarge, .digestMismatch,
             .invalidImport, .ambiguousInvitation:
@@ -194,6 +204,16 @@ struct VerifyFoundProblems: Error, CustomStringConvertible {
 }
 
 /// A command's own failure with an explicit status and message.
+extension ExitStatus {
+    static func of(_ error: BlindError) -> ExitStatus {
+        switch error {
+        case .tampered, .rolledBack, .headMismatch: return .blindPeerDistrusted
+        case .concurrentWrite: return .temporaryFailure
+        case .noInventoryKey: return .permissionDenied
+        }
+    }
+}
+
 struct CommandFailure: Error, CustomStringConvertible {
     var status: ExitStatus
     var description: String

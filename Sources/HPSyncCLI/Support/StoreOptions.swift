@@ -79,8 +79,15 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store; it logs through `logger` (the command's, so that its default level
     /// applies), or a logger at the default level. Says on stderr when the store's clock
     /// high-water mark is ahead of this machine's clock, with the command that fixes it.
-    func openStore(logger: Logger? = nil, warnAboutClock: Bool = true) throws -> Store {
+    /// - Parameter blindAllowed: whether the command works on a blind store (peers, serve,
+    ///   verify, status, clock, invitations); every other command refuses one.
+    func openStore(logger: Logger? = nil, warnAboutClock: Bool = true, blindAllowed: Bool = false) throws -> Store {
         let store = try Store.open(at: storeURL, logger: logger ?? makeLogger())
+        if !blindAllowed, store.isBlind {
+            throw StoreError.wrongKindOfStore(
+                "the store at \(storeURL.path) is blind: it holds only sealed data that trusted nodes push to it, and has no items to show or change; it only serves them (hp-sync serve)"
+            )
+        }
         if warnAboutClock, let ahead = try? store.clockAhead() {
             Output.warning(ClockText.warning(ahead, recovery: command("clock reset --yes")))
         }

@@ -174,11 +174,12 @@ public final class SyncClient {
         defer { channel.close() }
         var plan = SyncPlan()
         plan.software = software
-        _ = try handshake(channel, intent: .join, serverNodeID: serverNodeID, plan: plan)
+        let server = try handshake(channel, intent: .join, serverNodeID: serverNodeID, plan: plan)
         try channel.send(.joinRequest(JoinRequestMessage(secret: secret, name: suggestedName)))
         let reply = try channel.receiveMessage(expecting: "JoinAccepted")
         switch reply {
-        case .joinAccepted(let allow, let name): return JoinResult(allow: allow, name: name)
+        case .joinAccepted(let allow, let name):
+            return JoinResult(allow: allow, name: name, serverIsBlind: server.blind)
         case .error(let error): throw SyncError.refusedByPeer(error)
         default: throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "JoinAccepted"))
         }
@@ -193,8 +194,16 @@ public final class SyncClient {
         peerName: String, plan: SyncPlan
     ) throws -> HelloMessage {
         report.dryRun = plan.dryRun
-        let server = try handshake(channel, intent: intent, serverNodeID: serverNodeID, plan: plan)
+        let exchange = InventoryKeyExchange(store: store, logger: logger)
+        let server = try handshake(
+            channel, intent: intent, serverNodeID: serverNodeID, plan: plan,
+            inventoryKey: exchange.offer(toPeerNamed: peerName))
         report.clockSkew = compareClocks(server, peerName: peerName)
+        if server.version >= ProtocolLimits.blindVersion, let peer = (try? store.peer(named: peerName)) ?? nil,
+            !peer.blind
+        {
+            exchange.adopt(server.inventoryKey, from: peerName)
+        }
         return server
     }
 
@@ -226,12 +235,13 @@ public final class SyncClient {
 
     private func handshake(
         _ channel: any MessageChannel, intent: SyncIntent, serverNodeID: NodeID, plan: SyncPlan,
-        minVersion: UInt32 = ProtocolLimits.minVersion
+        minVersion: UInt32 = ProtocolLimits.minVersion, inventoryKey: [UInt8]? = nil
     ) throws -> HelloMessage {
-        let hello = ClientHandshake.hello(
+        var hello = ClientHandshake.hello(
             intent: intent, dryRun: plan.dryRun, nodeID: store.nodeID, storeID: store.storeID,
             software: plan.software, clockMilliseconds: store.nowMilliseconds(), minVersion: minVersion,
             maxVersion: testHooks.maxVersion)
+        hello.inventoryKey = inventoryKey
         try channel.send(.hello(hello))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: hello, serverNodeID: serverNodeID) {
@@ -261,6 +271,8 @@ public final class SyncClient {
 public struct JoinResult: Sendable, Equatable {
     public var allow: PeerPermission
     public var name: String
+    /// The server said (version 4) that its store is blind.
+    public var serverIsBlind = false
 }
 
 /// The version this build reports in Hello and `--version`.

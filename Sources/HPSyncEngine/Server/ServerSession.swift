@@ -69,6 +69,11 @@ public final class ServerSession {
         var report: SyncReport?
         do {
             let (hello, known, version) = try accept(channel, certificateNodeID: certificateNodeID)
+            if hello.intent == .blind, let peer = known {
+                log[metadataKey: "peer"] = "\(peer.name)"
+                try serveBlind(channel, peer: peer, started: started, logger: log)
+                return nil
+            }
             guard let direction = hello.intent.direction, let peer = known else {
                 try serveJoin(channel, joiner: certificateNodeID, logger: log)
                 return nil
@@ -126,13 +131,18 @@ public final class ServerSession {
         let peer = try store.peer(nodeID: certificateNodeID)
         let decision = ServerHandshake.decide(
             hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
-            serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds())
+            serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds(),
+            serverIsBlind: isBlind)
         switch decision {
-        case .accept(let reply):
+        case .accept(var reply):
             if let refusal = admit(certificateNodeID) {
                 let busy = ServerRefusal.busy(refusal)
                 try? channel.send(.error(busy))
                 throw ServerRefusal(error: busy)
+            }
+            if let peer, !isBlind {
+                reply.inventoryKey = InventoryKeyExchange(store: store, logger: logger).answer(
+                    hello, version: reply.version, peer: peer)
             }
             try channel.send(.hello(reply))
             clockSkew = ClockSkew(
@@ -145,6 +155,33 @@ public final class ServerSession {
             try? channel.send(.error(error))
             throw ServerRefusal(error: error)
         }
+    }
+
+    /// Whether this server's store is blind (read once: it never changes after `init`).
+    private lazy var isBlind = store.isBlind
+
+    /// Serves a blind store's session and logs what it did.
+    private func serveBlind(_ channel: any MessageChannel, peer: Peer, started: ContinuousClock.Instant, logger: Logger)
+        throws
+    {
+        let session = BlindServerSession(
+            channel: channel, store: store, peer: peer, logger: logger, shouldStop: shouldStop)
+        try session.run()
+        let counts = session.counts
+        do {
+            let direction: SyncDirection = counts.stored + counts.photosStored > 0 ? .push : .pull
+            try store.recordServed(peer: peer.name, direction: direction)
+        } catch {
+            logger.warning("could not record the session for status", metadata: ["error": "\(error)"])
+        }
+        logger.info(
+            "blind session done",
+            metadata: [
+                "listed": "\(counts.listed)", "sent": "\(counts.sent)", "photos_sent": "\(counts.photosSent)",
+                "stored": "\(counts.stored)", "stale": "\(counts.stale)", "photos_stored": "\(counts.photosStored)",
+                "bytes_sent": "\(channel.bytesSent)", "bytes_received": "\(channel.bytesReceived)",
+                "seconds": "\(String(format: "%.3f", (ContinuousClock.now - started).seconds))",
+            ])
     }
 
     /// Redeems the client's invitation and answers JoinAccepted, its last message (Protocol.md §5.5).

@@ -21,7 +21,7 @@ public enum ServerHandshake {
     ///   - clockMilliseconds: the server's wall clock, told in its Hello (nil: not told).
     public static func decide(
         hello: HelloMessage, certificateNodeID: NodeID, peer: Peer?, serverNodeID: NodeID,
-        serverStoreID: StoreID, software: String, clockMilliseconds: UInt64? = nil
+        serverStoreID: StoreID, software: String, clockMilliseconds: UInt64? = nil, serverIsBlind: Bool = false
     ) -> Decision {
         guard hello.nodeID == certificateNodeID else {
             return .refuse(
@@ -60,6 +60,7 @@ public enum ServerHandshake {
                         "a push preview (dry_run) needs protocol version 2 or later, the client offers \(hello.minVersion)...\(hello.maxVersion); version 1 would apply the push, so nothing was done"
                 ))
         }
+        if let refusal = blindMismatch(hello, serverIsBlind: serverIsBlind, peer: peer) { return .refuse(refusal) }
         if hello.intent == .push, let peer, peer.permission != .readWrite {
             return .refuse(
                 PeerErrorMessage(
@@ -68,10 +69,41 @@ public enum ServerHandshake {
                         "not authorized to push: peer '\(peer.name)' may only pull; to allow pushes, run on the server: hp-sync peer set \(peer.name) --allow read-write (it keeps the peer's history)"
                 ))
         }
-        let reply = HelloMessage(
+        var reply = HelloMessage(
             nodeID: serverNodeID, storeID: serverStoreID, intent: hello.intent, version: version, software: software,
             clockMilliseconds: clockMilliseconds)
+        reply.blind = serverIsBlind && version >= ProtocolLimits.blindVersion
         return .accept(reply: reply)
+    }
+
+    /// A blind store serves only INTENT_BLIND, and only a blind store serves it; a blind store
+    /// never pulls or pushes as a client (Protocol.md 5.8).
+    private static func blindMismatch(_ hello: HelloMessage, serverIsBlind: Bool, peer: Peer?) -> PeerErrorMessage? {
+        let name = peer?.name ?? "NAME"
+        // A join is how a new trusted node gets listed, also on a blind store (an invitation made
+        // beforehand lets a restore after the fire need no shell on the host).
+        if serverIsBlind && hello.intent != .blind && hello.intent != .join {
+            return PeerErrorMessage(
+                code: .protocolViolation,
+                message:
+                    "this server's store is blind: it holds only sealed data, and trusted nodes reach it as a blind peer; on the client run: hp-sync peer set SERVER --blind"
+            )
+        }
+        if !serverIsBlind && hello.intent == .blind {
+            return PeerErrorMessage(
+                code: .protocolViolation,
+                message:
+                    "this server's store is not blind; on the client, drop the peer's --blind mark (hp-sync peer set SERVER --no-blind) to pull or push it as a trusted peer"
+            )
+        }
+        if hello.blind && !serverIsBlind {
+            return PeerErrorMessage(
+                code: .notAuthorized,
+                message:
+                    "node \(name) is a blind store: it never pulls from or pushes to a trusted node; remove it from this server's peers (hp-sync peer rm \(name))"
+            )
+        }
+        return nil
     }
 
     /// The highest version both sides speak, or nil.

@@ -42,6 +42,9 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
 
   /// version 2: the client redeems an invitation (JoinRequest)
   case join // = 3
+
+  /// version 4: the client reads and writes a blind store's sealed entries
+  case blind // = 4
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -54,6 +57,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     case 1: self = .pull
     case 2: self = .push
     case 3: self = .join
+    case 4: self = .blind
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -64,6 +68,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     case .pull: return 1
     case .push: return 2
     case .join: return 3
+    case .blind: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -74,6 +79,7 @@ public nonisolated enum Hpsync_V1_Intent: SwiftProtobuf.Enum, Swift.CaseIterable
     .pull,
     .push,
     .join,
+    .blind,
   ]
 
 }
@@ -338,6 +344,95 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     set {body = .endSession(newValue)}
   }
 
+  /// version 4, INTENT_BLIND
+  public var blindHeadRequest: Hpsync_V1_BlindHeadRequest {
+    get {
+      if case .blindHeadRequest(let v)? = body {return v}
+      return Hpsync_V1_BlindHeadRequest()
+    }
+    set {body = .blindHeadRequest(newValue)}
+  }
+
+  public var blindHead: Hpsync_V1_BlindHead {
+    get {
+      if case .blindHead(let v)? = body {return v}
+      return Hpsync_V1_BlindHead()
+    }
+    set {body = .blindHead(newValue)}
+  }
+
+  public var blindList: Hpsync_V1_BlindList {
+    get {
+      if case .blindList(let v)? = body {return v}
+      return Hpsync_V1_BlindList()
+    }
+    set {body = .blindList(newValue)}
+  }
+
+  public var blindListPage: Hpsync_V1_BlindListPage {
+    get {
+      if case .blindListPage(let v)? = body {return v}
+      return Hpsync_V1_BlindListPage()
+    }
+    set {body = .blindListPage(newValue)}
+  }
+
+  public var blindGet: Hpsync_V1_BlindGet {
+    get {
+      if case .blindGet(let v)? = body {return v}
+      return Hpsync_V1_BlindGet()
+    }
+    set {body = .blindGet(newValue)}
+  }
+
+  public var blindObjects: Hpsync_V1_BlindObjects {
+    get {
+      if case .blindObjects(let v)? = body {return v}
+      return Hpsync_V1_BlindObjects()
+    }
+    set {body = .blindObjects(newValue)}
+  }
+
+  public var blindGetPhoto: Hpsync_V1_BlindGetPhoto {
+    get {
+      if case .blindGetPhoto(let v)? = body {return v}
+      return Hpsync_V1_BlindGetPhoto()
+    }
+    set {body = .blindGetPhoto(newValue)}
+  }
+
+  public var blindPhotoHeader: Hpsync_V1_BlindPhotoHeader {
+    get {
+      if case .blindPhotoHeader(let v)? = body {return v}
+      return Hpsync_V1_BlindPhotoHeader()
+    }
+    set {body = .blindPhotoHeader(newValue)}
+  }
+
+  public var blindPut: Hpsync_V1_BlindPut {
+    get {
+      if case .blindPut(let v)? = body {return v}
+      return Hpsync_V1_BlindPut()
+    }
+    set {body = .blindPut(newValue)}
+  }
+
+  public var blindPutDone: Hpsync_V1_BlindPutDone {
+    get {
+      if case .blindPutDone(let v)? = body {return v}
+      return Hpsync_V1_BlindPutDone()
+    }
+    set {body = .blindPutDone(newValue)}
+  }
+
+  public var blindSetHead: Hpsync_V1_BlindSetHead {
+    get {
+      if case .blindSetHead(let v)? = body {return v}
+      return Hpsync_V1_BlindSetHead()
+    }
+    set {body = .blindSetHead(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -359,6 +454,18 @@ public nonisolated struct Hpsync_V1_Envelope: Sendable {
     case fetchImagesByDigest(Hpsync_V1_FetchImagesByDigest)
     /// version 3
     case endSession(Hpsync_V1_EndSession)
+    /// version 4, INTENT_BLIND
+    case blindHeadRequest(Hpsync_V1_BlindHeadRequest)
+    case blindHead(Hpsync_V1_BlindHead)
+    case blindList(Hpsync_V1_BlindList)
+    case blindListPage(Hpsync_V1_BlindListPage)
+    case blindGet(Hpsync_V1_BlindGet)
+    case blindObjects(Hpsync_V1_BlindObjects)
+    case blindGetPhoto(Hpsync_V1_BlindGetPhoto)
+    case blindPhotoHeader(Hpsync_V1_BlindPhotoHeader)
+    case blindPut(Hpsync_V1_BlindPut)
+    case blindPutDone(Hpsync_V1_BlindPutDone)
+    case blindSetHead(Hpsync_V1_BlindSetHead)
 
   }
 
@@ -398,6 +505,13 @@ public nonisolated struct Hpsync_V1_Hello: Sendable {
   /// Any version, optional: the sender's wall-clock time when it sent the Hello, in milliseconds
   /// since 1970 (0: not told). Lets each side say which clock is off before records are judged.
   public var clockMs: UInt64 = 0
+
+  /// Version 4, optional: the inventory key (32 bytes), sent only to a trusted peer (section 5.8);
+  /// never by or to a blind store.
+  public var inventoryKey: Data = Data()
+
+  /// Version 4: the sender's store is blind (it holds only sealed entries).
+  public var blind: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -780,12 +894,232 @@ public nonisolated struct Hpsync_V1_JoinAccepted: Sendable {
   public init() {}
 }
 
+/// Version 4: blind stores (Protocol.md section 5.8). Every ID is 32 bytes: a keyed hash the
+/// blind store cannot invert. Sealed bytes are opaque to it.
+public nonisolated struct Hpsync_V1_BlindEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// record ID: HMAC of the item key under the inventory key
+  public var id: Data = Data()
+
+  /// the version's stamp (orders versions of one ID with origin)
+  public var stamp: UInt64 = 0
+
+  /// 32-byte node ID that sealed this version
+  public var origin: Data = Data()
+
+  /// the blind store's change sequence of this entry
+  public var seq: UInt64 = 0
+
+  /// 32 bytes, or empty: the sealed photo this version names
+  public var photoID: Data = Data()
+
+  /// bytes of that sealed photo, 0 when none
+  public var photoSize: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindHeadRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindHead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 0 with empty sealed: no head written yet
+  public var epoch: UInt64 = 0
+
+  /// at most 4096 bytes
+  public var sealed: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sinceSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindListPage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 4096, ascending seq
+  public var entries: [Hpsync_V1_BlindEntry] = []
+
+  public var throughSeq: UInt64 = 0
+
+  public var final: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindGet: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1024, no repeats
+  public var ids: [Data] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindObject: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// seq is ignored in BlindPut
+  public var entry: Hpsync_V1_BlindEntry {
+    get {_entry ?? Hpsync_V1_BlindEntry()}
+    set {_entry = newValue}
+  }
+  /// Returns true if `entry` has been explicitly set.
+  public var hasEntry: Bool {self._entry != nil}
+  /// Clears the value of `entry`. Subsequent reads from it will return its default value.
+  public mutating func clearEntry() {self._entry = nil}
+
+  /// the sealed record, at most 65536 bytes
+  public var sealed: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _entry: Hpsync_V1_BlindEntry? = nil
+}
+
+public nonisolated struct Hpsync_V1_BlindObjects: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the IDs asked for that the store holds, in any order
+  public var objects: [Hpsync_V1_BlindObject] = []
+
+  /// the last BlindObjects answering this BlindGet
+  public var final: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindGetPhoto: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var photoID: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindPhotoHeader: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var photoID: Data = Data()
+
+  /// exactly this many bytes follow in IMAGE_CHUNK frames
+  public var size: UInt64 = 0
+
+  /// server only: the store has no such photo; no chunks follow
+  public var missing: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindPut: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1024
+  public var objects: [Hpsync_V1_BlindObject] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindPutDone: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// entries stored (BlindPut), or 1 for a photo or head stored
+  public var applied: UInt64 = 0
+
+  /// entries not stored: the store holds a greater (stamp, origin)
+  public var stale: UInt64 = 0
+
+  /// the store's highest seq after this write, durable
+  public var throughSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Hpsync_V1_BlindSetHead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the epoch the writer read (0: none)
+  public var expectedEpoch: UInt64 = 0
+
+  /// greater than expected_epoch
+  public var epoch: UInt64 = 0
+
+  /// at most 4096 bytes
+  public var sealed: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "hpsync.v1"
 
 nonisolated extension Hpsync_V1_Intent: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTENT_UNSPECIFIED\0\u{1}INTENT_PULL\0\u{1}INTENT_PUSH\0\u{1}INTENT_JOIN\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTENT_UNSPECIFIED\0\u{1}INTENT_PULL\0\u{1}INTENT_PUSH\0\u{1}INTENT_JOIN\0\u{1}INTENT_BLIND\0")
 }
 
 nonisolated extension Hpsync_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
@@ -798,7 +1132,7 @@ nonisolated extension Hpsync_V1_Permission: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0\u{3}join_request\0\u{3}join_accepted\0\u{3}fetch_images_by_digest\0\u{3}end_session\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}error\0\u{3}pull_request\0\u{3}manifest_page\0\u{3}fetch_records\0\u{1}records\0\u{3}fetch_images\0\u{3}image_header\0\u{3}page_done\0\u{1}done\0\u{3}join_request\0\u{3}join_accepted\0\u{3}fetch_images_by_digest\0\u{3}end_session\0\u{3}blind_head_request\0\u{3}blind_head\0\u{3}blind_list\0\u{3}blind_list_page\0\u{3}blind_get\0\u{3}blind_objects\0\u{3}blind_get_photo\0\u{3}blind_photo_header\0\u{3}blind_put\0\u{3}blind_put_done\0\u{3}blind_set_head\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -988,6 +1322,149 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
           self.body = .endSession(v)
         }
       }()
+      case 15: try {
+        var v: Hpsync_V1_BlindHeadRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindHeadRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindHeadRequest(v)
+        }
+      }()
+      case 16: try {
+        var v: Hpsync_V1_BlindHead?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindHead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindHead(v)
+        }
+      }()
+      case 17: try {
+        var v: Hpsync_V1_BlindList?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindList(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindList(v)
+        }
+      }()
+      case 18: try {
+        var v: Hpsync_V1_BlindListPage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindListPage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindListPage(v)
+        }
+      }()
+      case 19: try {
+        var v: Hpsync_V1_BlindGet?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindGet(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindGet(v)
+        }
+      }()
+      case 20: try {
+        var v: Hpsync_V1_BlindObjects?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindObjects(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindObjects(v)
+        }
+      }()
+      case 21: try {
+        var v: Hpsync_V1_BlindGetPhoto?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindGetPhoto(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindGetPhoto(v)
+        }
+      }()
+      case 22: try {
+        var v: Hpsync_V1_BlindPhotoHeader?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindPhotoHeader(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindPhotoHeader(v)
+        }
+      }()
+      case 23: try {
+        var v: Hpsync_V1_BlindPut?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindPut(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindPut(v)
+        }
+      }()
+      case 24: try {
+        var v: Hpsync_V1_BlindPutDone?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindPutDone(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindPutDone(v)
+        }
+      }()
+      case 25: try {
+        var v: Hpsync_V1_BlindSetHead?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .blindSetHead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .blindSetHead(v)
+        }
+      }()
       default: break
       }
     }
@@ -1055,6 +1532,50 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
       guard case .endSession(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
     }()
+    case .blindHeadRequest?: try {
+      guard case .blindHeadRequest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .blindHead?: try {
+      guard case .blindHead(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .blindList?: try {
+      guard case .blindList(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .blindListPage?: try {
+      guard case .blindListPage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .blindGet?: try {
+      guard case .blindGet(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .blindObjects?: try {
+      guard case .blindObjects(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .blindGetPhoto?: try {
+      guard case .blindGetPhoto(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .blindPhotoHeader?: try {
+      guard case .blindPhotoHeader(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .blindPut?: try {
+      guard case .blindPut(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .blindPutDone?: try {
+      guard case .blindPutDone(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .blindSetHead?: try {
+      guard case .blindSetHead(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1069,7 +1590,7 @@ nonisolated extension Hpsync_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0\u{3}dry_run\0\u{3}clock_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}min_version\0\u{3}max_version\0\u{3}node_id\0\u{3}store_id\0\u{1}intent\0\u{1}version\0\u{1}software\0\u{3}dry_run\0\u{3}clock_ms\0\u{3}inventory_key\0\u{1}blind\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1086,6 +1607,8 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 7: try { try decoder.decodeSingularStringField(value: &self.software) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.dryRun) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.clockMs) }()
+      case 10: try { try decoder.decodeSingularBytesField(value: &self.inventoryKey) }()
+      case 11: try { try decoder.decodeSingularBoolField(value: &self.blind) }()
       default: break
       }
     }
@@ -1119,6 +1642,12 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.clockMs != 0 {
       try visitor.visitSingularUInt64Field(value: self.clockMs, fieldNumber: 9)
     }
+    if !self.inventoryKey.isEmpty {
+      try visitor.visitSingularBytesField(value: self.inventoryKey, fieldNumber: 10)
+    }
+    if self.blind != false {
+      try visitor.visitSingularBoolField(value: self.blind, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1132,6 +1661,8 @@ nonisolated extension Hpsync_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.software != rhs.software {return false}
     if lhs.dryRun != rhs.dryRun {return false}
     if lhs.clockMs != rhs.clockMs {return false}
+    if lhs.inventoryKey != rhs.inventoryKey {return false}
+    if lhs.blind != rhs.blind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1878,6 +2409,469 @@ nonisolated extension Hpsync_V1_JoinAccepted: SwiftProtobuf.Message, SwiftProtob
   public static func ==(lhs: Hpsync_V1_JoinAccepted, rhs: Hpsync_V1_JoinAccepted) -> Bool {
     if lhs.allow != rhs.allow {return false}
     if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindEntry"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}stamp\0\u{1}origin\0\u{1}seq\0\u{3}photo_id\0\u{3}photo_size\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.stamp) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.photoID) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.photoSize) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularBytesField(value: self.id, fieldNumber: 1)
+    }
+    if self.stamp != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stamp, fieldNumber: 2)
+    }
+    if !self.origin.isEmpty {
+      try visitor.visitSingularBytesField(value: self.origin, fieldNumber: 3)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 4)
+    }
+    if !self.photoID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.photoID, fieldNumber: 5)
+    }
+    if self.photoSize != 0 {
+      try visitor.visitSingularUInt64Field(value: self.photoSize, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindEntry, rhs: Hpsync_V1_BlindEntry) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.stamp != rhs.stamp {return false}
+    if lhs.origin != rhs.origin {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.photoID != rhs.photoID {return false}
+    if lhs.photoSize != rhs.photoSize {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindHeadRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindHeadRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindHeadRequest, rhs: Hpsync_V1_BlindHeadRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindHead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindHead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{1}sealed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.sealed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
+    }
+    if !self.sealed.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sealed, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindHead, rhs: Hpsync_V1_BlindHead) -> Bool {
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.sealed != rhs.sealed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}since_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sinceSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sinceSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sinceSeq, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindList, rhs: Hpsync_V1_BlindList) -> Bool {
+    if lhs.sinceSeq != rhs.sinceSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindListPage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindListPage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}through_seq\0\u{1}final\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.final) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.entries.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.entries, fieldNumber: 1)
+    }
+    if self.throughSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.throughSeq, fieldNumber: 2)
+    }
+    if self.final != false {
+      try visitor.visitSingularBoolField(value: self.final, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindListPage, rhs: Hpsync_V1_BlindListPage) -> Bool {
+    if lhs.entries != rhs.entries {return false}
+    if lhs.throughSeq != rhs.throughSeq {return false}
+    if lhs.final != rhs.final {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindGet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindGet"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedBytesField(value: &self.ids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.ids.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.ids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindGet, rhs: Hpsync_V1_BlindGet) -> Bool {
+    if lhs.ids != rhs.ids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindObject: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindObject"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entry\0\u{1}sealed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._entry) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.sealed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._entry {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.sealed.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sealed, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindObject, rhs: Hpsync_V1_BlindObject) -> Bool {
+    if lhs._entry != rhs._entry {return false}
+    if lhs.sealed != rhs.sealed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindObjects: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindObjects"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}objects\0\u{1}final\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.final) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.objects.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.objects, fieldNumber: 1)
+    }
+    if self.final != false {
+      try visitor.visitSingularBoolField(value: self.final, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindObjects, rhs: Hpsync_V1_BlindObjects) -> Bool {
+    if lhs.objects != rhs.objects {return false}
+    if lhs.final != rhs.final {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindGetPhoto: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindGetPhoto"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.photoID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.photoID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.photoID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindGetPhoto, rhs: Hpsync_V1_BlindGetPhoto) -> Bool {
+    if lhs.photoID != rhs.photoID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindPhotoHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindPhotoHeader"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0\u{1}size\0\u{1}missing\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.photoID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.missing) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.photoID.isEmpty {
+      try visitor.visitSingularBytesField(value: self.photoID, fieldNumber: 1)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 2)
+    }
+    if self.missing != false {
+      try visitor.visitSingularBoolField(value: self.missing, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindPhotoHeader, rhs: Hpsync_V1_BlindPhotoHeader) -> Bool {
+    if lhs.photoID != rhs.photoID {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.missing != rhs.missing {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindPut: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindPut"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}objects\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.objects.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.objects, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindPut, rhs: Hpsync_V1_BlindPut) -> Bool {
+    if lhs.objects != rhs.objects {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindPutDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindPutDone"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}applied\0\u{1}stale\0\u{3}through_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.applied) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.stale) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.throughSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.applied != 0 {
+      try visitor.visitSingularUInt64Field(value: self.applied, fieldNumber: 1)
+    }
+    if self.stale != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stale, fieldNumber: 2)
+    }
+    if self.throughSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.throughSeq, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindPutDone, rhs: Hpsync_V1_BlindPutDone) -> Bool {
+    if lhs.applied != rhs.applied {return false}
+    if lhs.stale != rhs.stale {return false}
+    if lhs.throughSeq != rhs.throughSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_BlindSetHead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BlindSetHead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}expected_epoch\0\u{1}epoch\0\u{1}sealed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.expectedEpoch) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.sealed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.expectedEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.expectedEpoch, fieldNumber: 1)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 2)
+    }
+    if !self.sealed.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sealed, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_BlindSetHead, rhs: Hpsync_V1_BlindSetHead) -> Bool {
+    if lhs.expectedEpoch != rhs.expectedEpoch {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.sealed != rhs.sealed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -104,6 +104,10 @@ extension Message {
                     problem: "must be 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit")
             }
             self = .joinAccepted(allow: allow, name: accepted.name)
+        case .blindHeadRequest, .blindHead, .blindList, .blindListPage, .blindGet, .blindObjects, .blindGetPhoto,
+            .blindPhotoHeader, .blindPut, .blindPutDone, .blindSetHead:
+            guard let message = try Self.decodeBlind(body) else { throw .unknownMessage }
+            self = message
         }
     }
 
@@ -131,6 +135,7 @@ extension Message {
         case .pull: intent = .pull
         case .push: intent = .push
         case .join: intent = .join
+        case .blind: intent = .blind
         case .unspecified:
             throw .violation("Hello.intent is missing (INTENT_UNSPECIFIED)")
         case .UNRECOGNIZED(let value):
@@ -145,10 +150,17 @@ extension Message {
             throw .invalidField(
                 message: "Hello", field: "node_id", problem: "must be 32 bytes, got \(hello.nodeID.count)")
         }
-        return HelloMessage(
+        guard hello.inventoryKey.isEmpty || hello.inventoryKey.count == 32 else {
+            throw .invalidField(
+                message: "Hello", field: "inventory_key", problem: "must be 32 bytes, got \(hello.inventoryKey.count)")
+        }
+        var result = HelloMessage(
             minVersion: hello.minVersion, maxVersion: hello.maxVersion, nodeID: nodeID,
             storeID: try storeID(hello.storeID, "Hello", "store_id"), intent: intent, version: hello.version,
             software: hello.software, dryRun: hello.dryRun, clockMilliseconds: hello.clockMs == 0 ? nil : hello.clockMs)
+        result.inventoryKey = hello.inventoryKey.isEmpty ? nil : Array(hello.inventoryKey)
+        result.blind = hello.blind
+        return result
     }
 
     private static func validate(_ error: Hpsync_V1_Error) -> PeerErrorMessage {

@@ -29,11 +29,14 @@ extension Message {
             case .pull: wire.intent = .pull
             case .push: wire.intent = .push
             case .join: wire.intent = .join
+            case .blind: wire.intent = .blind
             }
             wire.version = hello.version
             wire.software = hello.software
             wire.dryRun = hello.dryRun
             wire.clockMs = hello.clockMilliseconds ?? 0
+            wire.inventoryKey = hello.inventoryKey.map { Data($0) } ?? Data()
+            wire.blind = hello.blind
             return .hello(wire)
         case .error(let error):
             var wire = Hpsync_V1_Error()
@@ -117,6 +120,10 @@ extension Message {
             wire.allow = allow == .readWrite ? .readWrite : .read
             wire.name = name
             return .joinAccepted(wire)
+        case .blindHeadRequest, .blindHead, .blindList, .blindListPage, .blindGet, .blindObjects, .blindGetPhoto,
+            .blindPhotoHeader, .blindPut, .blindPutDone, .blindSetHead:
+            // blindEnvelopeBody covers exactly these cases.
+            return blindEnvelopeBody()!
         }
     }
 

@@ -4,18 +4,27 @@ import HPSyncModel
 /// peers by redeeming an invitation.
 public enum SyncIntent: String, Sendable, Equatable {
     case pull, push, join
+    /// Version 4: the client reads and writes a blind store's sealed entries.
+    case blind
 
-    /// The direction changes flow in; nil for a join, which moves no items.
+    /// The direction changes flow in; nil for a join, which moves no items, and for a blind
+    /// session, which moves sealed entries both ways.
     public var direction: SyncDirection? {
         switch self {
         case .pull: return .pull
         case .push: return .push
-        case .join: return nil
+        case .join, .blind: return nil
         }
     }
 
     /// The lowest protocol version that defines this intent.
-    public var minimumVersion: UInt32 { self == .join ? 2 : 1 }
+    public var minimumVersion: UInt32 {
+        switch self {
+        case .pull, .push: return 1
+        case .join: return 2
+        case .blind: return ProtocolLimits.blindVersion
+        }
+    }
 }
 
 /// The validated contents of a Hello.
@@ -33,6 +42,10 @@ public struct HelloMessage: Equatable, Sendable {
     /// The sender's wall clock when it sent the Hello (milliseconds since 1970); nil when the
     /// peer did not say (older versions). Any version.
     public var clockMilliseconds: UInt64?
+    /// Version 4: the inventory key, told only to a trusted peer (Protocol.md 5.8); nil when not told.
+    public var inventoryKey: [UInt8]?
+    /// Version 4: the sender's store is blind.
+    public var blind: Bool = false
 
     public init(
         minVersion: UInt32 = ProtocolLimits.minVersion, maxVersion: UInt32 = ProtocolLimits.maxVersion,
@@ -235,6 +248,27 @@ public enum Message: Equatable, Sendable {
     case fetchImagesByDigest([ImageWanted])
     /// Version 3, a pulling client in place of its PullRequest: no changes wanted; Done follows.
     case endSession
+    /// Version 4 (INTENT_BLIND), client: the head, answered by `blindHead`.
+    case blindHeadRequest
+    case blindHead(BlindHeadMessage)
+    /// Client: the entries with seq > `sinceSeq`, answered by `blindListPage`s up to a final one.
+    case blindList(sinceSeq: Int64)
+    case blindListPage(BlindListPage)
+    /// Client: these records, answered by `blindObjects` messages up to a final one.
+    case blindGet([BlindID])
+    case blindObjects([BlindObject], isFinal: Bool)
+    /// Client: a sealed photo, answered by `blindPhotoHeader` and its IMAGE_CHUNK frames.
+    case blindGetPhoto(BlindID)
+    /// Either way: the IMAGE_CHUNK frames of a sealed photo follow (a client's upload, or the
+    /// server's answer to `blindGetPhoto`).
+    case blindPhotoHeader(BlindPhotoHeader)
+    /// Client (read-write): store these entries where they beat the store's; `blindPutDone`.
+    case blindPut([BlindObject])
+    /// Server: a BlindPut, an uploaded photo or a BlindSetHead is durable.
+    case blindPutDone(applied: Int64, stale: Int64, throughSeq: Int64)
+    /// Client (read-write): replace the head if its epoch is still `expected`; answered by
+    /// `blindPutDone`, or by `blindHead` (the current one) when the epoch has moved on.
+    case blindSetHead(expected: Int64, head: BlindHeadMessage)
 
     /// The message's name as Protocol.md spells it, for errors and logs.
     public var name: String {
@@ -249,6 +283,17 @@ public enum Message: Equatable, Sendable {
         case .imageHeader: return "ImageHeader"
         case .pageDone: return "PageDone"
         case .done: return "Done"
+        case .blindHeadRequest: return "BlindHeadRequest"
+        case .blindHead: return "BlindHead"
+        case .blindList: return "BlindList"
+        case .blindListPage: return "BlindListPage"
+        case .blindGet: return "BlindGet"
+        case .blindObjects: return "BlindObjects"
+        case .blindGetPhoto: return "BlindGetPhoto"
+        case .blindPhotoHeader: return "BlindPhotoHeader"
+        case .blindPut: return "BlindPut"
+        case .blindPutDone: return "BlindPutDone"
+        case .blindSetHead: return "BlindSetHead"
         case .joinRequest: return "JoinRequest"
         case .joinAccepted: return "JoinAccepted"
         case .fetchImagesByDigest: return "FetchImagesByDigest"

@@ -13,6 +13,7 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
         static let address = Column("address")
         static let permission = Column("permission")
         static let addedAt = Column("addedAt")
+        static let blind = Column("blind")
     }
 
     var name: String
@@ -20,8 +21,10 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
     var address: String?
     var permission: String
     var addedAt: Int64
+    var blind: Bool
 
     init(_ peer: Peer, addedAt: Int64) {
+        blind = peer.blind
         name = peer.name
         nodeID = Data(peer.nodeID.bytes)
         address = peer.address
@@ -45,7 +48,7 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// The columns the lookups read, in the order `init(_:)` takes them.
-    private static let selection = "name, nodeID, address, permission, addedAt"
+    private static let selection = "name, nodeID, address, permission, addedAt, blind"
 
     private init(_ row: borrowing RawStatement) {
         name = row.text(0)
@@ -53,6 +56,7 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
         address = row.optionalText(2)
         permission = row.text(3)
         addedAt = row.int64(4)
+        blind = row.int64(5) != 0
     }
 
     func peer() throws -> Peer {
@@ -60,6 +64,6 @@ struct PeerRecord: Codable, FetchableRecord, PersistableRecord {
             throw StoreError.database(
                 "peer \(name) is malformed; remove it with `hp-sync peer rm \(name)` and add it again")
         }
-        return Peer(name: name, nodeID: node, address: address, permission: permission)
+        return Peer(name: name, nodeID: node, address: address, permission: permission, blind: blind)
     }
 }

@@ -29,13 +29,14 @@ extension Store {
 
     /// Changes a peer's address (`.some(nil)` clears it) and/or permission in place, keeping its
     /// node ID, checkpoints and sync history; returns the peer as it now is.
-    public func updatePeer(named name: String, address: String?? = nil, permission: PeerPermission? = nil) throws
-        -> Peer
-    {
+    public func updatePeer(
+        named name: String, address: String?? = nil, permission: PeerPermission? = nil, blind: Bool? = nil
+    ) throws -> Peer {
         try write { db in
             guard var record = try PeerRecord.fetchOne(db, key: name) else { throw StoreError.unknownPeer(name) }
             if let address { record.address = address }
             if let permission { record.permission = permission.rawValue }
+            if let blind { record.blind = blind }
             try record.update(db)
             return try record.peer()
         }

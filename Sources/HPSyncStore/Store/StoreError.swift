@@ -36,6 +36,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case stagingOverflow(expected: Int64)
     case digestMismatch(expected: ImageRef, actual: ImageRef)
     case invalidRecord(ItemKey, reason: String)
+    /// A blind store was sent an entry it cannot keep (its photo was not uploaded first).
+    case invalidBlindEntry(String)
+    /// The command needs a store of items, and this one is blind (or the other way round).
+    case wrongKindOfStore(String)
     case invalidImport(String)
     case missingImportFile(path: String)
     case missingImportImage(ItemKey, directory: String, directoryExists: Bool)
@@ -111,6 +115,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
                 + "got \(actual.size) bytes with \(actual.digest); the image was discarded, retry the transfer"
         case .invalidRecord(let key, let reason):
             return "record \(key) is invalid: \(reason); nothing from this batch was applied"
+        case .invalidBlindEntry(let reason):
+            return "\(reason); nothing from this BlindPut was stored"
+        case .wrongKindOfStore(let reason):
+            return reason
         case .invalidImport(let reason):
             return "cannot import: \(reason); check that the file was written by `hp-sync export`"
         case .missingImportFile(let path):

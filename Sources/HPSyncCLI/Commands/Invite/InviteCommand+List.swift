@@ -28,7 +28,7 @@ extension InviteCommand {
         }
 
         func run() throws {
-            let store = try options.openStore()
+            let store = try options.openStore(blindAllowed: true)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let peers = try store.peers()
             var rows = [["ID", "ALLOW", "NAME", "CREATED", "EXPIRES", "STATUS"]]

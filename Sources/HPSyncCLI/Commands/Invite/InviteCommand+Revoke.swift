@@ -15,7 +15,7 @@ extension InviteCommand {
         @Argument(help: "The invitation's ID from `hp-sync invite list` (at least 4 characters).") var id: String
 
         func run() throws {
-            let invitation = try options.openStore().revokeInvitation(prefix: id)
+            let invitation = try options.openStore(blindAllowed: true).revokeInvitation(prefix: id)
             var text = "revoked invitation \(invitation.shortID)"
             if invitation.usedAtMilliseconds != nil {
                 text += " (it was used already: remove the peer it added with `hp-sync peer rm` if needed)"

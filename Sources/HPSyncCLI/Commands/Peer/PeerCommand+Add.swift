@@ -1,10 +1,11 @@
 import ArgumentParser
 import HPSyncCrypto
+import HPSyncEngine
 import HPSyncModel
 import HPSyncStore
 
 extension PeerCommand {
-    /// `hp-sync peer add NAME NODE-ID [--address HOST[:PORT]] [--allow read|read-write]`.
+    /// `hp-sync peer add NAME NODE-ID [--address HOST[:PORT]] [--allow read|read-write] [--blind]`.
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Trust a peer by its node ID.")
 
@@ -13,6 +14,11 @@ extension PeerCommand {
         @Argument(help: "The peer's node ID, as `hp-sync status` prints it there.") var nodeID: String
         @Option(help: "Where to reach it: HOST or HOST:PORT.") var address: String?
         @Option(help: "What it may do here: read or read-write.") var allow = PeerPermission.read
+        @Flag(
+            help: ArgumentHelp(
+                "It is a blind store (`init --blind`): seal everything sent there, never tell it the key.",
+                discussion: "Makes this inventory's key if this node has none yet (`hp-sync key show`)."))
+        var blind = false
 
         func validate() throws {
             guard Peer.isValidName(name) else {
@@ -34,12 +40,19 @@ extension PeerCommand {
         }
 
         func run() throws {
-            let store = try options.openStore()
+            let store = try options.openStore(blindAllowed: true)
             let peer = Peer(
                 name: name, nodeID: try NodeID(parsing: nodeID), address: address,
-                permission: allow)
+                permission: allow, blind: blind)
+            if blind { _ = try InventoryKeyFile.loadOrCreate(store, logger: options.makeLogger()) }
             try store.addPeer(peer)
-            Output.write("added peer \(peer.name) (\(peer.nodeID), \(peer.permission.rawValue))\n")
+            let kind = blind ? ", blind" : ""
+            Output.write("added peer \(peer.name) (\(peer.nodeID), \(peer.permission.rawValue)\(kind))\n")
+            if blind {
+                Output.write(
+                    "everything sent to \(peer.name) is sealed with this inventory's key; print the recovery key with `hp-sync key show` and keep it off this machine\n"
+                )
+            }
         }
     }
 }

@@ -23,6 +23,11 @@ extension PeerCommand {
         @Option(help: "What to call the server here (default: its host name from the invitation).") var name: String?
         @Option(help: "What the server may do here, if this node serves too: read or read-write.")
         var allow = PeerPermission.read
+        @Flag(
+            help: ArgumentHelp(
+                "The server is a blind store: seal everything sent there, never tell it the inventory key.",
+                discussion: "A server that says it is blind is marked so anyway; give it to be sure."))
+        var blind = false
         @Option(
             help: ArgumentHelp(
                 "How long to wait for the connection and TLS handshake (10s, 1m).", valueName: "duration"))
@@ -66,6 +71,9 @@ extension PeerCommand {
                 over: FramedChannel(stream: connection), serverNodeID: token.nodeID, secret: token.secret,
                 suggestedName: Peer.sanitizedName(InviteCommand.Create.hostName()))
             let may = granted.allow == .readWrite ? "pull from and push to" : "pull from"
+            // Only ever toward blind: a server that says it is not blind is trusted only if the
+            // person did not say otherwise.
+            let isBlind = blind || granted.serverIsBlind
             var text = "joined \(token.address) as '\(granted.name)': this node may \(may) it\n"
             if let known {
                 text += "the server was already a peer here, as \(known.name); left unchanged\n"
@@ -73,8 +81,8 @@ extension PeerCommand {
                 try store.addPeer(
                     Peer(
                         name: localName, nodeID: token.nodeID, address: token.address.description,
-                        permission: allow))
-                text += "added peer \(localName) (\(token.nodeID), \(allow.rawValue))\n"
+                        permission: allow, blind: isBlind))
+                text += "added peer \(localName) (\(token.nodeID), \(allow.rawValue)\(isBlind ? ", blind" : ""))\n"
             }
             text += "next: hp-sync pull \(known?.name ?? localName)\n"
             Output.write(text)

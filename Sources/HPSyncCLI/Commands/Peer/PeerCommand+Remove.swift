@@ -10,7 +10,7 @@ extension PeerCommand {
         @Argument(help: "The peer's name.", completion: PeerCompletion.kind) var name: String
 
         func run() throws {
-            let store = try options.openStore()
+            let store = try options.openStore(blindAllowed: true)
             try store.removePeer(named: name)
             Output.write("removed peer \(name)\n")
         }

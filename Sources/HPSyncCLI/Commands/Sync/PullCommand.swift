@@ -15,7 +15,7 @@ struct PullCommand: ParsableCommand {
 
     func run() throws {
         try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
-            try SyncReportPrinter.print([try runner.pull()], options: sync)
+            try runner.print([try runner.pull()])
         }
     }
 }

@@ -10,7 +10,7 @@ struct PushCommand: ParsableCommand {
 
     func run() throws {
         try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: false) { runner in
-            try SyncReportPrinter.print([try runner.push()], options: sync)
+            try runner.print([try runner.push()])
         }
     }
 }

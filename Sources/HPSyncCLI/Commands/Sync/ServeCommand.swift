@@ -86,7 +86,7 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let logger = options.makeLogger(default: .info)
-        let store = try options.openStore(logger: logger)
+        let store = try options.openStore(logger: logger, blindAllowed: true)
         let identity = try options.loadIdentity()
         var configuration = SyncServer.Configuration()
         configuration.limits = ConnectionLimits(

@@ -12,7 +12,7 @@ struct SyncCommand: ParsableCommand {
         try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
             let pulled = try runner.pull()
             let pushed = try runner.push()
-            try SyncReportPrinter.print([pulled, pushed], options: sync)
+            try runner.print([pulled, pushed])
         }
     }
 }

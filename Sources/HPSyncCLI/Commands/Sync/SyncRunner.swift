@@ -12,6 +12,8 @@ struct SyncRunner {
     let run: SyncRun
     let options: SyncCommandOptions
     let progress: ProgressLine?
+    /// The sessions with a blind peer this run opened (each attempt is one).
+    let blindSessions: BlindSessions
 
     /// Opens the store, takes its lock (or fails at once with the holder's PID) and runs `body`.
     /// When `body` pulls, `pulls` starts the pull's image check as soon as the store is open
@@ -42,11 +44,25 @@ struct SyncRunner {
             var update: SyncProgressHandler?
             if let progress { update = { progress.update($0) } }
             let plan = syncOptions.plan(progress: update, imageScan: imageScan)
+            let sessions = BlindSessions()
+            var connect: () throws -> any MessageChannel = { [connector] in
+                try FramedChannel(stream: connector.connect(target))
+            }
+            if let peer = try store.peer(named: target.name), peer.blind {
+                // A blind peer is reached through this inventory's key (Protocol.md 5.8).
+                guard let key = try InventoryKeyFile.load(store) else { throw BlindError.noInventoryKey }
+                connect = { [connector, logger] in
+                    let channel = BlindPeerChannel(
+                        remote: try FramedChannel(stream: connector.connect(target)), store: store, key: key,
+                        peer: peer, logger: logger)
+                    sessions.opened.append(channel)
+                    return channel
+                }
+            }
             let run = SyncRun(
-                store: store, peer: SyncRun.Peer(name: target.name, nodeID: target.nodeID),
-                connect: { [connector] in try FramedChannel(stream: connector.connect(target)) }, plan: plan,
-                logger: logger)
-            return try body(SyncRunner(run: run, options: syncOptions, progress: progress))
+                store: store, peer: SyncRun.Peer(name: target.name, nodeID: target.nodeID), connect: connect,
+                plan: plan, logger: logger)
+            return try body(SyncRunner(run: run, options: syncOptions, progress: progress, blindSessions: sessions))
         }
     }
 
@@ -59,6 +75,18 @@ struct SyncRunner {
 
     func push() throws -> SyncReport { try interrupting { try run.push() } }
 
+    /// Prints the reports, then fails with exit 81 if a blind peer served anything whose seal
+    /// was broken (the rest was applied and is in the reports).
+    func print(_ reports: [SyncReport]) throws {
+        do {
+            try SyncReportPrinter.print(reports, options: options)
+        } catch let warnings as CompletedWithWarnings {
+            try blindSessions.check()
+            throw warnings
+        }
+        try blindSessions.check()
+    }
+
     /// Ends the progress line, and says of a failure that may pass that the store is consistent.
     private func interrupting(_ body: () throws -> SyncReport) throws -> SyncReport {
         defer { progress?.finish() }
@@ -66,6 +94,19 @@ struct SyncRunner {
             return try body()
         } catch  where RetryPolicy.isRetryable(error) {
             throw InterruptedRun(underlying: error, retries: options.retries)
+        }
+    }
+}
+
+/// The blind sessions of one run, for what they found once the reports are printed.
+final class BlindSessions {
+    var opened: [BlindPeerChannel] = []
+
+    func check() throws {
+        var seen = Set<String>()
+        let findings = opened.flatMap(\.findings).filter { seen.insert($0).inserted }
+        if let peer = opened.first?.peerName, !findings.isEmpty {
+            throw BlindError.tampered(peer: peer, details: findings)
         }
     }
 }

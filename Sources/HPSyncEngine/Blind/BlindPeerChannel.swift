@@ -1,0 +1,118 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// A blind peer seen through the inventory key: a `MessageChannel` that a `SyncClient` pulls
+/// from or pushes to exactly as it would a trusted server, while this side speaks INTENT_BLIND
+/// to the blind store over `remote` and seals or opens everything on the way (Protocol.md 5.8).
+///
+/// The client's Hello is answered as a version-3 server would (the blind store's node ID and
+/// store ID, so checkpoints count in its sequence); before that, the mirror of the blind store
+/// is brought up to date and checked against the head, so a rollback or a withheld entry stops
+/// the session before anything is applied or sent.
+public final class BlindPeerChannel: MessageChannel {
+    private let remote: BlindRemote
+    private let store: Store
+    private let seal: BlindRecordSeal
+    private let peer: Peer
+    private let logger: Logger
+    private let software: String
+    private let out = BlindOutbox()
+    private var source: BlindSource?
+    private var sink: BlindSink?
+
+    /// - Parameters:
+    ///   - remote: the connection to the blind store (TLS, its node ID pinned).
+    ///   - key: this inventory's key.
+    ///   - peer: the blind peer as this store lists it.
+    public init(
+        remote channel: any MessageChannel, store: Store, key: InventoryKey, peer: Peer, logger: Logger,
+        software: String = "hp-sync \(HPSyncVersion.current)"
+    ) {
+        self.remote = BlindRemote(channel: channel, peerName: peer.name)
+        self.store = store
+        self.seal = BlindRecordSeal(keys: BlindKeys(key))
+        self.peer = peer
+        self.logger = logger
+        self.software = software
+    }
+
+    /// What failed authentication during the session (the rest was applied): a pull's caller
+    /// turns it into `BlindError.tampered` once the report is out.
+    public var findings: [String] { source?.findings ?? [] }
+
+    /// The blind peer's name here.
+    public var peerName: String { peer.name }
+
+    public func send(_ message: Message) throws {
+        switch message {
+        case .hello(let hello): try start(hello)
+        case .error(let error):
+            try? remote.channel.send(.error(error))
+            remote.channel.close()
+        default:
+            if let source {
+                try source.handle(message)
+            } else if let sink {
+                try sink.handle(message)
+            } else {
+                throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "Hello"))
+            }
+        }
+    }
+
+    public func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let sink else {
+            throw SyncError.protocolViolation(.unexpectedMessage(got: "IMAGE_CHUNK", expected: "a pull's request"))
+        }
+        try sink.chunk(bytes)
+    }
+
+    public func receive(expecting: String) throws -> IncomingFrame {
+        guard let frame = try out.next() else {
+            // The local session waits for an answer nobody queued: a bug on this side.
+            throw SyncError.protocolViolation(
+                .violation("the blind peer's local side has nothing to say (\(expecting))"))
+        }
+        if case .message(.done) = frame { remote.end() }
+        return frame
+    }
+
+    public var bytesSent: Int64 { remote.channel.bytesSent }
+    public var bytesReceived: Int64 { remote.channel.bytesReceived }
+
+    public func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?) {}
+
+    public func close() {
+        out.close()
+        remote.channel.close()
+    }
+
+    /// Says Hello to the blind store, checks its head and mirror, and answers the local Hello.
+    private func start(_ hello: HelloMessage) throws {
+        let host = try remote.handshake(store: store, serverNodeID: peer.nodeID, software: software)
+        let mirror = BlindMirrorSync(
+            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
+        let checked = try mirror.run()
+        switch hello.intent {
+        case .pull:
+            source = try BlindSource(
+                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, out: out, logger: logger)
+        case .push:
+            sink = BlindSink(
+                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, epoch: checked.epoch,
+                dryRun: hello.dryRun, out: out, logger: logger)
+        default:
+            throw SyncError.protocolViolation(.violation("a blind peer is only pulled from or pushed to"))
+        }
+        let version = min(hello.maxVersion, ProtocolLimits.imagesByDigestVersion)
+        out.message(
+            .hello(
+                HelloMessage(
+                    nodeID: host.nodeID, storeID: host.storeID, intent: hello.intent, version: version,
+                    software: host.software, clockMilliseconds: host.clockMilliseconds)))
+    }
+}

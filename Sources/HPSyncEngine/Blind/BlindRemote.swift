@@ -1,0 +1,160 @@
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+
+/// The blind store at the other end of a TLS connection, as typed calls: one INTENT_BLIND
+/// session (Protocol.md 5.8), each call one request and its answer.
+final class BlindRemote {
+    let channel: any MessageChannel
+    let peerName: String
+    /// The blind store's Hello: its store ID, node ID and clock.
+    private(set) var hello: HelloMessage?
+
+    init(channel: any MessageChannel, peerName: String) {
+        self.channel = channel
+        self.peerName = peerName
+    }
+
+    /// Says Hello with INTENT_BLIND and checks the answer.
+    func handshake(store: Store, serverNodeID: NodeID, software: String) throws -> HelloMessage {
+        let mine = ClientHandshake.hello(
+            intent: .blind, dryRun: false, nodeID: store.nodeID, storeID: store.storeID, software: software,
+            clockMilliseconds: store.nowMilliseconds(), minVersion: ProtocolLimits.blindVersion)
+        try channel.send(.hello(mine))
+        let reply = try channel.receiveMessage(expecting: "Hello")
+        switch ClientHandshake.decide(reply: reply, to: mine, serverNodeID: serverNodeID) {
+        case .accept(let server):
+            hello = server
+            return server
+        case .refuse(let error): throw error
+        }
+    }
+
+    func head() throws -> BlindHeadMessage {
+        try channel.send(.blindHeadRequest)
+        let reply = try receive("BlindHead")
+        guard case .blindHead(let head) = reply else { throw unexpected(reply, "BlindHead") }
+        return head
+    }
+
+    /// Lists the entries after `since`, a page at a time.
+    func list(after since: Int64, _ page: (BlindListPage) throws -> Void) throws {
+        try channel.send(.blindList(sinceSeq: since))
+        var previous = since
+        while true {
+            let reply = try receive("BlindListPage")
+            guard case .blindListPage(let listed) = reply else { throw unexpected(reply, "BlindListPage") }
+            guard listed.entries.first.map({ $0.seq > previous }) ?? true else {
+                throw SyncError.protocolViolation(.violation("BlindListPage lists seq \(previous) or below again"))
+            }
+            previous = max(previous, listed.throughSeq)
+            try page(listed)
+            if listed.isFinal { return }
+        }
+    }
+
+    /// The stored objects of `ids` (at most 1024), by ID.
+    func get(_ ids: [BlindID]) throws -> [BlindID: BlindObject] {
+        try channel.send(.blindGet(ids))
+        var objects: [BlindID: BlindObject] = [:]
+        let asked = Set(ids)
+        while true {
+            let reply = try receive("BlindObjects")
+            guard case .blindObjects(let batch, let isFinal) = reply else { throw unexpected(reply, "BlindObjects") }
+            for object in batch {
+                guard asked.contains(object.entry.id), objects[object.entry.id] == nil else {
+                    throw SyncError.protocolViolation(.violation("BlindObjects holds an ID not asked for, or twice"))
+                }
+                objects[object.entry.id] = object
+            }
+            if isFinal { return objects }
+        }
+    }
+
+    /// Streams the sealed photo `id` to `chunk`; false when the store says it has none.
+    func photo(_ id: BlindID, expectedSize: Int64, _ chunk: ([UInt8]) throws -> Void) throws -> Bool {
+        try channel.send(.blindGetPhoto(id))
+        let reply = try receive("BlindPhotoHeader")
+        guard case .blindPhotoHeader(let header) = reply, header.id == id else {
+            throw unexpected(reply, "BlindPhotoHeader of the photo asked for")
+        }
+        if header.missing { return false }
+        // A photo of another size is read and dropped; a chunk `chunk` refuses stops the
+        // opening, not the reading, so the session stays in step for the next request.
+        var failure: (any Error)?
+        var left = header.size
+        while left > 0 {
+            switch try channel.receive(expecting: "IMAGE_CHUNK") {
+            case .imageChunk(let bytes):
+                guard Int64(bytes.count) <= left else {
+                    throw SyncError.protocolViolation(.violation("a sealed photo ran past its announced size"))
+                }
+                left -= Int64(bytes.count)
+                guard failure == nil, header.size == expectedSize else { continue }
+                do { try chunk(bytes) } catch { failure = error }
+            case .message(let message): throw unexpected(message, "IMAGE_CHUNK")
+            }
+        }
+        if let failure { throw failure }
+        return header.size == expectedSize
+    }
+
+    /// Uploads a sealed photo of `size` bytes that `produce` writes through the given sender.
+    func upload(_ id: BlindID, size: Int64, _ produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws {
+        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: size)))
+        var sent: Int64 = 0
+        try produce { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + ProtocolLimits.chunkSize)
+                try bytes[offset..<end].withUnsafeBytes { try channel.sendImageChunk($0) }
+                offset = end
+            }
+            sent += Int64(bytes.count)
+        }
+        precondition(sent == size, "a sealed photo's size is computed before it is sealed")
+        _ = try putDone()
+    }
+
+    /// Stores `objects`; returns what the store did.
+    func put(_ objects: [BlindObject]) throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
+        try channel.send(.blindPut(objects))
+        return try putDone()
+    }
+
+    /// Replaces the head if its epoch is still `expected`; false when another writer moved it.
+    func setHead(expected: Int64, _ head: BlindHeadMessage) throws -> Bool {
+        try channel.send(.blindSetHead(expected: expected, head: head))
+        let reply = try receive("BlindPutDone or BlindHead")
+        switch reply {
+        case .blindPutDone: return true
+        case .blindHead: return false
+        default: throw unexpected(reply, "BlindPutDone or BlindHead")
+        }
+    }
+
+    /// Ends the session politely.
+    func end() {
+        try? channel.send(.endSession)
+        _ = try? channel.receiveMessage(expecting: "Done")
+        channel.close()
+    }
+
+    private func putDone() throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
+        let reply = try receive("BlindPutDone")
+        guard case .blindPutDone(let applied, let stale, let through) = reply else {
+            throw unexpected(reply, "BlindPutDone")
+        }
+        return (applied, stale, through)
+    }
+
+    private func receive(_ expecting: String) throws -> Message {
+        let message = try channel.receiveMessage(expecting: expecting)
+        if case .error(let error) = message { throw SyncError.refusedByPeer(error) }
+        return message
+    }
+
+    private func unexpected(_ message: Message, _ expected: String) -> SyncError {
+        .protocolViolation(.unexpectedMessage(got: message.name, expected: expected))
+    }
+}

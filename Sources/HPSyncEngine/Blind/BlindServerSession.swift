@@ -1,0 +1,218 @@
+import Foundation
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// Serves one INTENT_BLIND session on a blind store (Protocol.md 5.8): answers BlindHeadRequest,
+/// BlindList, BlindGet and BlindGetPhoto for any listed peer, and stores BlindPut, uploaded photos
+/// and BlindSetHead for a read-write one, until EndSession. The store cannot open what it keeps;
+/// it orders versions, counts bytes and keeps everything durable before it says so.
+final class BlindServerSession {
+    private let channel: any MessageChannel
+    private let store: Store
+    private let peer: Peer
+    private let logger: Logger
+    private let shouldStop: @Sendable () -> Bool
+    /// Held from the session's first write to its end: one writer at a time per store, so a
+    /// writer's listing, puts and head stay one story (other readers see an open head meanwhile).
+    private var holdsWriterLock = false
+
+    /// What the session did, for the log line and the Done.
+    struct Counts {
+        var listed = 0
+        var sent = 0
+        var photosSent = 0
+        var stored = 0
+        var stale = 0
+        var photosStored = 0
+        var bytes: Int64 = 0
+    }
+    private(set) var counts = Counts()
+
+    init(
+        channel: any MessageChannel, store: Store, peer: Peer, logger: Logger,
+        shouldStop: @escaping @Sendable () -> Bool
+    ) {
+        self.channel = channel
+        self.store = store
+        self.peer = peer
+        self.logger = logger
+        self.shouldStop = shouldStop
+    }
+
+    deinit {
+        if holdsWriterLock { Self.writers.unlock(store.directory.path) }
+    }
+
+    func run() throws {
+        while true {
+            if shouldStop() {
+                let stop = PeerErrorMessage(
+                    code: .shuttingDown, message: "the server is shutting down; sync again later")
+                try? channel.send(.error(stop))
+                throw ServerRefusal(error: stop)
+            }
+            let message = try channel.receiveMessage(expecting: "a blind request or EndSession")
+            switch message {
+            case .blindHeadRequest: try channel.send(.blindHead(store.blindHead()))
+            case .blindList(let since): try list(after: since)
+            case .blindGet(let ids): try send(ids)
+            case .blindGetPhoto(let id): try sendPhoto(id)
+            case .blindPhotoHeader(let header):
+                try mayWrite()
+                try receivePhoto(header)
+            case .blindPut(let objects):
+                try mayWrite()
+                let result = try store.blindPut(objects)
+                counts.stored += Int(result.applied)
+                counts.stale += Int(result.stale)
+                try channel.send(
+                    .blindPutDone(applied: result.applied, stale: result.stale, throughSeq: result.throughSeq))
+            case .blindSetHead(let expected, let head):
+                try mayWrite()
+                if try store.setBlindHead(expected: expected, head) {
+                    try channel.send(.blindPutDone(applied: 1, stale: 0, throughSeq: 0))
+                } else {
+                    try channel.send(.blindHead(store.blindHead()))
+                }
+            case .endSession:
+                var done = ChangeCounts()
+                done.entries = counts.listed
+                done.records = counts.sent
+                done.images = counts.photosSent
+                done.inserted = counts.stored
+                done.skipped = counts.stale
+                try channel.send(.done(done))
+                return
+            case .error(let error): throw SyncError.refusedByPeer(error)
+            default:
+                throw SyncError.protocolViolation(
+                    .unexpectedMessage(got: message.name, expected: "a blind request or EndSession"))
+            }
+        }
+    }
+
+    private func list(after since: Int64) throws {
+        var cursor = since
+        while true {
+            let page = try store.blindEntries(after: cursor, limit: ProtocolLimits.maxManifestEntries)
+            try channel.send(.blindListPage(page))
+            counts.listed += page.entries.count
+            if page.isFinal { return }
+            cursor = page.throughSeq
+        }
+    }
+
+    /// Answers a BlindGet in messages that stay well under the frame limit.
+    private func send(_ ids: [BlindID]) throws {
+        let objects = try store.blindObjects(ids)
+        var batch: [BlindObject] = []
+        var bytes = 0
+        for object in objects {
+            let size = object.sealed.count + 128
+            if !batch.isEmpty && bytes + size > ProtocolLimits.maxMessageBytes / 2 {
+                try channel.send(.blindObjects(batch, isFinal: false))
+                batch = []
+                bytes = 0
+            }
+            batch.append(object)
+            bytes += size
+        }
+        try channel.send(.blindObjects(batch, isFinal: true))
+        counts.sent += objects.count
+    }
+
+    private func sendPhoto(_ id: BlindID) throws {
+        guard let reader = SealedPhotoReader(store: store, id: id) else {
+            try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: 0, missing: true)))
+            return
+        }
+        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: reader.size)))
+        var buffer = [UInt8](repeating: 0, count: ProtocolLimits.chunkSize)
+        var left = reader.size
+        while left > 0 {
+            let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            // The file shrank under us (damage): the client sees a short photo and refuses it.
+            guard count > 0 else { throw StoreError.io(path: store.sealedPhotoURL(id).path, reason: "ended early") }
+            let sending = Int(min(Int64(count), left))
+            try buffer.withUnsafeBytes { try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[..<sending])) }
+            left -= Int64(sending)
+        }
+        counts.photosSent += 1
+        counts.bytes += reader.size
+    }
+
+    private func receivePhoto(_ header: BlindPhotoHeader) throws {
+        guard !header.missing else {
+            throw SyncError.protocolViolation(.violation("a client's BlindPhotoHeader must not set missing"))
+        }
+        let upload = try SealedPhotoUpload(store: store, id: header.id, size: header.size)
+        var left = header.size
+        while left > 0 {
+            switch try channel.receive(expecting: "IMAGE_CHUNK") {
+            case .imageChunk(let bytes):
+                guard Int64(bytes.count) <= left else {
+                    throw SyncError.protocolViolation(
+                        .violation("sealed photo \(header.id) sent more than its \(header.size) bytes"))
+                }
+                try bytes.withUnsafeBytes { try upload.write($0) }
+                left -= Int64(bytes.count)
+            case .message(let message):
+                throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "IMAGE_CHUNK"))
+            }
+        }
+        try upload.finish()
+        counts.photosStored += 1
+        counts.bytes += header.size
+        try channel.send(.blindPutDone(applied: 1, stale: 0, throughSeq: 0))
+    }
+
+    /// A read-only peer may list and fetch, never store; the first write takes the store's
+    /// writer lock for the rest of the session.
+    private func mayWrite() throws {
+        guard peer.permission == .readWrite else {
+            let error = PeerErrorMessage(
+                code: .readOnly,
+                message:
+                    "not authorized to write: peer '\(peer.name)' may only read this blind store; to allow it, run on the server: hp-sync peer set \(peer.name) --allow read-write"
+            )
+            try? channel.send(.error(error))
+            throw ServerRefusal(error: error)
+        }
+        guard !holdsWriterLock else { return }
+        guard Self.writers.lock(store.directory.path, waiting: .seconds(30)) else {
+            let error = PeerErrorMessage(
+                code: .busy, message: "another node is writing to this blind store; sync again in a minute")
+            try? channel.send(.error(error))
+            throw ServerRefusal(error: error)
+        }
+        holdsWriterLock = true
+    }
+
+    /// One writer per blind store in this process.
+    private static let writers = WriterLocks()
+
+    final class WriterLocks: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var held: Set<String> = []
+
+        func lock(_ path: String, waiting: Duration) -> Bool {
+            let deadline = Date().addingTimeInterval(Double(waiting.components.seconds))
+            condition.lock()
+            defer { condition.unlock() }
+            while held.contains(path) {
+                guard condition.wait(until: deadline) else { return false }
+            }
+            held.insert(path)
+            return true
+        }
+
+        func unlock(_ path: String) {
+            condition.lock()
+            held.remove(path)
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}

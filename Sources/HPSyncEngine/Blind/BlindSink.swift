@@ -1,0 +1,239 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// The sink side of a push to a blind peer, played locally (`BlindPeerChannel`): for each page
+/// the local source offers, it asks for the records the blind store lacks or holds older (by the
+/// mirror), seals them, uploads the photos it does not hold yet, stores the sealed records, and
+/// acknowledges the page as durable. The first write opens a new head epoch; the end of a push
+/// that wrote seals a finished head naming every entry the blind store now holds.
+final class BlindSink {
+    private let store: Store
+    private let remote: BlindRemote
+    private let seal: BlindRecordSeal
+    private let peer: Peer
+    private let hostStore: StoreID
+    private let out: BlindOutbox
+    private let dryRun: Bool
+    private let logger: Logger
+    private var epoch: Int64
+    private var opened = false
+    private var counts = ChangeCounts()
+    /// The page in flight, and what it waits for.
+    private var page: ManifestPage?
+    private var held: [BlindObject] = []
+    private var heldItems: [BlindID: Item] = [:]
+    private var photosWanted = 0
+    private var upload: (id: BlindID, size: Int64, left: Int64, sealer: PhotoSealer)?
+    private var uploaded: Set<BlindID> = []
+    private var firstHeld: Int64 = 0
+
+    init(
+        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, epoch: Int64,
+        dryRun: Bool, out: BlindOutbox, logger: Logger
+    ) {
+        self.store = store
+        self.remote = remote
+        self.seal = seal
+        self.peer = peer
+        self.hostStore = hostStore
+        self.epoch = epoch
+        self.dryRun = dryRun
+        self.out = out
+        self.logger = logger
+    }
+
+    func handle(_ message: Message) throws {
+        switch message {
+        case .manifestPage(let offered): try received(offered)
+        case .records(let items): try received(items)
+        case .imageHeader(let header): try begin(header)
+        default:
+            throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "a source's message"))
+        }
+    }
+
+    /// One IMAGE_CHUNK of the photo being uploaded: sealed and sent on.
+    func chunk(_ bytes: UnsafeRawBufferPointer) throws {
+        guard var current = upload, Int64(bytes.count) <= current.left else {
+            throw SyncError.protocolViolation(.violation("an image chunk the push did not ask for"))
+        }
+        try send(current.sealer.update(bytes))
+        current.left -= Int64(bytes.count)
+        upload = current
+        if current.left == 0 { try endUpload() }
+    }
+
+    private func received(_ offered: ManifestPage) throws {
+        page = offered
+        firstHeld = 0
+        counts.entries += offered.entries.count
+        let ids = offered.entries.map { seal.id($0.key) }
+        let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
+        let wanted = zip(offered.entries, ids).filter { entry, id in
+            guard let row = mirrored[id], !row.damaged else { return true }
+            return row.entry.version < entry.version
+        }.map(\.0.key)
+        counts.skipped += offered.entries.count - wanted.count
+        if wanted.isEmpty { try finishPage() } else { out.message(.fetchRecords(wanted)) }
+    }
+
+    private func received(_ items: [Item]) throws {
+        var photos: [BlindID: ImageWanted] = [:]
+        for item in items {
+            let object = seal.seal(item)
+            held.append(object)
+            heldItems[object.entry.id] = item
+            if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
+                try !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
+            {
+                photos[photo.id] = ImageWanted(key: item.key, digest: image.digest)
+            }
+        }
+        counts.records += items.count
+        photosWanted = photos.count
+        if dryRun {
+            for wanted in photos.values {
+                counts.images += 1
+                counts.imageBytes += heldItems.values.first { $0.key == wanted.key }?.image?.size ?? 0
+            }
+            photosWanted = 0
+        }
+        if photosWanted == 0 { try storeHeld() } else { out.message(.fetchImages(Array(photos.values))) }
+    }
+
+    private func begin(_ header: ImageHeaderMessage) throws {
+        guard let image = heldItems[seal.id(header.key)]?.image else {
+            throw SyncError.protocolViolation(.violation("an image the push did not ask for: \(header.key)"))
+        }
+        guard !header.missing, image.size == header.size, image.digest == header.digest else {
+            // This node cannot read its own photo: the records naming it wait for a later push.
+            let photoID = seal.photo(image).id
+            let dropped = Set(held.filter { $0.entry.photo?.id == photoID }.map(\.entry.id))
+            held.removeAll { dropped.contains($0.entry.id) }
+            for entry in page?.entries ?? [] where dropped.contains(seal.id(entry.key)) {
+                if firstHeld == 0 || entry.seq < firstHeld { firstHeld = entry.seq }
+            }
+            counts.skipped += dropped.count
+            try photoDone()
+            return
+        }
+        let photo = seal.photo(image)
+        try openHead()
+        var sealer = seal.keys.photoSealer(photoID: photo.id.bytes, plainSize: image.size)
+        try remote.channel.send(.blindPhotoHeader(BlindPhotoHeader(id: photo.id, size: photo.size)))
+        try send(sealer.header())
+        upload = (photo.id, image.size, image.size, sealer)
+        if image.size == 0 { try endUpload() }
+    }
+
+    private func endUpload() throws {
+        guard var current = upload else { return }
+        try send(current.sealer.finish())
+        upload = nil
+        let reply = try remote.channel.receiveMessage(expecting: "BlindPutDone")
+        guard case .blindPutDone = reply else {
+            if case .error(let error) = reply { throw SyncError.refusedByPeer(error) }
+            throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "BlindPutDone"))
+        }
+        uploaded.insert(current.id)
+        counts.images += 1
+        counts.imageBytes += current.size
+        try photoDone()
+    }
+
+    private func photoDone() throws {
+        photosWanted -= 1
+        if photosWanted == 0 { try storeHeld() }
+    }
+
+    /// Stores the page's sealed records, mirrors what the blind store now lists, acknowledges.
+    private func storeHeld() throws {
+        if !dryRun && !held.isEmpty {
+            try openHead()
+            let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: held.map(\.entry.id))
+            for batch in held.chunked(ProtocolLimits.maxBlindObjects) {
+                _ = try remote.put(Array(batch))
+            }
+            for object in held {
+                let item = heldItems[object.entry.id]
+                if item?.deleted == true {
+                    counts.deleted += 1
+                } else if mirrored[object.entry.id] == nil {
+                    counts.inserted += 1
+                } else {
+                    counts.updated += 1
+                }
+            }
+            try catchUp()
+            try store.noteBlindItems(
+                peer: peer.nodeID,
+                held.compactMap { object in
+                    heldItems[object.entry.id].map { (object.entry, $0.key, $0.deleted) }
+                })
+        }
+        held = []
+        heldItems = [:]
+        try finishPage()
+    }
+
+    private func finishPage() throws {
+        guard let current = page else { return }
+        page = nil
+        let durable = dryRun ? 0 : current.throughSeq
+        out.message(
+            .pageDone(throughSeq: current.throughSeq, counts: counts, durableSeq: durable, firstHeldSeq: firstHeld))
+        if current.isFinal {
+            try sealHead()
+            out.message(.done(counts))
+        }
+    }
+
+    /// Mirrors what the blind store listed since this node's last look (its own writes).
+    private func catchUp() throws {
+        let state = try store.blindPeerState(peer.nodeID)
+        let since = state?.throughSeq ?? 0
+        try remote.list(after: since) { listed in
+            try store.mirrorBlindEntries(
+                peer: peer.nodeID, listed.entries,
+                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch))
+        }
+    }
+
+    /// Before the first write: a new epoch with an open head, so readers know a push is under way.
+    private func openHead() throws {
+        guard !opened else { return }
+        let next = BlindHead(epoch: epoch + 1, entries: nil)
+        guard try remote.setHead(expected: epoch, next.sealed(keys: seal.keys, store: hostStore)) else {
+            throw BlindError.concurrentWrite(peer: peer.name)
+        }
+        epoch += 1
+        opened = true
+        try store.setBlindEpoch(peer: peer.nodeID, epoch)
+    }
+
+    /// After a push that wrote: a finished head naming every entry the blind store holds.
+    private func sealHead() throws {
+        guard opened else { return }
+        try catchUp()
+        let mirrored = try store.blindMirrorDigest(peer: peer.nodeID)
+        let next = BlindHead(epoch: epoch + 1, entries: (mirrored.count, mirrored.digest))
+        guard try remote.setHead(expected: epoch, next.sealed(keys: seal.keys, store: hostStore)) else {
+            throw BlindError.concurrentWrite(peer: peer.name)
+        }
+        epoch += 1
+        try store.setBlindEpoch(peer: peer.nodeID, epoch)
+    }
+
+    private func send(_ sealed: [UInt8]) throws {
+        var offset = 0
+        while offset < sealed.count {
+            let end = min(sealed.count, offset + ProtocolLimits.chunkSize)
+            try sealed[offset..<end].withUnsafeBytes { try remote.channel.sendImageChunk($0) }
+            offset = end
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// The source side of a pull from a blind peer, played locally (`BlindPeerChannel`): it answers
+/// the local sink's PullRequest, FetchRecords and FetchImages from the mirror and from objects it
+/// fetches from the blind store and opens, so the sink applies them by the ordinary rules (the
+/// merge, the clock guard, the mass-deletion guard, the trash) exactly as from a trusted peer.
+/// A record or photo whose seal is broken is left out and reported; the rest of the pull lands.
+final class BlindSource {
+    private let store: Store
+    private let remote: BlindRemote
+    private let seal: BlindRecordSeal
+    private let peer: Peer
+    private let logger: Logger
+    private let hostStore: StoreID
+    private let out: BlindOutbox
+    /// Records opened for the page in flight, by key: what FetchRecords will ask for.
+    private var opened: [ItemKey: Item] = [:]
+    private var cursor: Int64 = 0
+    private var sentFinal = false
+    private var first = true
+    private var counts = ChangeCounts()
+    /// What failed authentication (reported when the session ends).
+    private(set) var findings: [String] = []
+
+    init(
+        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, out: BlindOutbox,
+        logger: Logger
+    ) throws {
+        self.store = store
+        self.remote = remote
+        self.seal = seal
+        self.peer = peer
+        self.hostStore = hostStore
+        self.out = out
+        self.logger = logger
+        // Damage found before stays reported until a push stores a good copy.
+        findings = try store.blindDamagedRows(peer: peer.nodeID).map {
+            "record \($0.entry.id) (seq \($0.entry.seq)) failed authentication before and was not stored again since"
+        }
+    }
+
+    func handle(_ message: Message) throws {
+        switch message {
+        case .fetchImagesByDigest(let wanted):
+            // Healing by digest: the image size comes from this store's own record.
+            let local = try store.mergeBases(wanted.map(\.key))
+            for image in wanted {
+                guard let ref = local[image.key]?.image, ref.digest == image.digest else {
+                    out.missing(image.key, image.digest)
+                    continue
+                }
+                queuePhoto(key: image.key, image: ref)
+            }
+        case .endSession: out.message(.done(counts))
+        case .pullRequest(let checkpointStore, let since):
+            cursor = checkpointStore == hostStore ? since : 0
+            try queuePage()
+        case .fetchRecords(let keys):
+            var items: [Item] = []
+            for key in keys {
+                guard let item = try opened[key] ?? fetchAndOpen(key) else {
+                    throw SyncError.protocolViolation(
+                        .violation("the sink asked for record \(key), which the blind peer could not supply"))
+                }
+                items.append(item)
+            }
+            counts.records += items.count
+            out.message(.records(items))
+        case .fetchImages(let wanted):
+            for image in wanted {
+                guard let ref = opened[image.key]?.image, ref.digest == image.digest else {
+                    out.missing(image.key, image.digest)
+                    continue
+                }
+                queuePhoto(key: image.key, image: ref)
+            }
+        case .pageDone:
+            if sentFinal { out.message(.done(counts)) } else { try queuePage() }
+        default:
+            throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "a sink's request"))
+        }
+    }
+
+    /// The next page of the mirror after `cursor`, with every record the sink may want opened.
+    private func queuePage() throws {
+        let size = ProtocolLimits.manifestPageSize
+        let rows = try store.blindMirrorRows(peer: peer.nodeID, after: cursor, limit: size)
+        let last = try store.blindPeerState(peer.nodeID)?.throughSeq ?? cursor
+        let isFinal = rows.count < size
+        opened = [:]
+        let local = try store.mergeBases(rows.compactMap(\.key))
+        // Opened: versions this node never sealed or opened, and those newer than its own.
+        let needed = rows.filter { row in
+            guard let key = row.key, row.deleted != nil else { return true }
+            return (local[key]?.version).map { $0 < row.entry.version } ?? true
+        }
+        var learned: [(entry: BlindEntry, key: ItemKey, deleted: Bool)] = []
+        var damaged: [BlindEntry] = []
+        for chunk in needed.chunked(ProtocolLimits.maxBlindObjects) {
+            let objects = try remote.get(Array(chunk.map(\.entry.id)))
+            for row in chunk {
+                guard let object = objects[row.entry.id], object.entry.version == row.entry.version,
+                    object.entry.photo == row.entry.photo
+                else {
+                    findings.append("record \(row.entry.id) (seq \(row.entry.seq)) was listed but not served as listed")
+                    damaged.append(row.entry)
+                    continue
+                }
+                do {
+                    let item = try seal.open(object)
+                    opened[item.key] = item
+                    learned.append((row.entry, item.key, item.deleted))
+                } catch {
+                    findings.append("\(error)")
+                    damaged.append(row.entry)
+                }
+            }
+        }
+        try store.noteBlindItems(peer: peer.nodeID, learned)
+        try store.markBlindDamaged(peer: peer.nodeID, damaged)
+        let bad = Set(damaged.map(\.id))
+        let learnedKeys = Dictionary(
+            learned.map { ($0.entry.id, ($0.key, $0.deleted)) }, uniquingKeysWith: { a, _ in a })
+        var entries: [ManifestEntry] = []
+        for row in rows where !bad.contains(row.entry.id) {
+            guard
+                let (key, deleted) = learnedKeys[row.entry.id]
+                    ?? row.key.flatMap({ key in row.deleted.map { (key, $0) } })
+            else { continue }
+            entries.append(ManifestEntry(key: key, version: row.entry.version, deleted: deleted, seq: row.entry.seq))
+        }
+        let through = isFinal ? max(last, rows.last?.entry.seq ?? cursor, cursor) : rows.last!.entry.seq
+        var page = ManifestPage(entries: entries, throughSeq: through, isFinal: isFinal)
+        if first {
+            page.entriesAhead = Int64(try store.blindMirrorCount(peer: peer.nodeID, after: cursor))
+            first = false
+        }
+        counts.entries += entries.count
+        cursor = through
+        sentFinal = isFinal
+        out.message(.manifestPage(page))
+    }
+
+    /// Fetches and opens the current version of `key`'s record (a sink asking for one this side
+    /// did not expect it to want).
+    private func fetchAndOpen(_ key: ItemKey) throws -> Item? {
+        let id = seal.id(key)
+        guard let object = try remote.get([id])[id] else { return nil }
+        do {
+            return try seal.open(object)
+        } catch {
+            findings.append("\(error)")
+            return nil
+        }
+    }
+
+    /// Queues a photo: fetched, opened into a temporary and checked before a byte goes out.
+    private func queuePhoto(key: ItemKey, image: ImageRef) {
+        let photo = seal.photo(image)
+        out.photo(key: key, image: image) { [self] in
+            try BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: image).run()
+        } failed: { [self] error in
+            findings.append("photo of item \(key): \(error)")
+            counts.refused += 1
+        }
+        counts.images += 1
+        counts.imageBytes += image.size
+    }
+}

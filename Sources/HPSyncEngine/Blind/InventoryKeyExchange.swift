@@ -1,0 +1,53 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import Logging
+
+/// How the inventory key travels between trusted nodes (Protocol.md 5.8): each side of a
+/// version-4 pull or push between trusted peers tells its key in its Hello, inside their mutual
+/// TLS, and a node that has none adopts the other's. A blind peer is never told, and a blind
+/// store never tells. Two nodes holding different keys keep their own and say so: blind copies
+/// sealed under one key cannot be opened with the other.
+struct InventoryKeyExchange {
+    let store: Store
+    let logger: Logger
+
+    /// Server: the key to tell the client in the Hello reply, after adopting the client's if
+    /// this node has none; nil unless the session is a version-4 pull or push of a trusted peer.
+    func answer(_ hello: HelloMessage, version: UInt32, peer: Peer) -> [UInt8]? {
+        guard version >= ProtocolLimits.blindVersion, !peer.blind, !hello.blind,
+            hello.intent == .pull || hello.intent == .push
+        else { return nil }
+        adopt(hello.inventoryKey, from: peer.name)
+        return (try? InventoryKeyFile.load(store))?.bytes
+    }
+
+    /// Client: the key to tell the server `peerName`, if that peer is listed and trusted.
+    func offer(toPeerNamed peerName: String) -> [UInt8]? {
+        guard let peer = try? store.peer(named: peerName), !peer.blind else { return nil }
+        return (try? InventoryKeyFile.load(store))?.bytes
+    }
+
+    /// Takes `bytes` as this node's key if it has none; a different one is kept apart, with a
+    /// warning, never replacing the key this node's blind copies are sealed with.
+    func adopt(_ bytes: [UInt8]?, from peerName: String) {
+        guard let bytes, let offered = try? InventoryKey(bytes: bytes) else { return }
+        do {
+            if let own = try InventoryKeyFile.load(store) {
+                if own != offered {
+                    logger.warning(
+                        "this node and peer \(peerName) hold different inventory keys (\(own.fingerprint) here, \(offered.fingerprint) there): blind copies sealed by one cannot be opened by the other; see README, \"Off-site backup\""
+                    )
+                }
+                return
+            }
+            try offered.write(to: InventoryKeyFile.url(for: store.directory))
+            logger.notice(
+                "adopted the inventory key of peer \(peerName)", metadata: ["fingerprint": "\(offered.fingerprint)"])
+        } catch {
+            logger.warning("could not keep the inventory key peer \(peerName) told", metadata: ["error": "\(error)"])
+        }
+    }
+}

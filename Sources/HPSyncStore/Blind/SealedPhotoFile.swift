@@ -1,0 +1,85 @@
+import Foundation
+import HPSyncModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A sealed photo arriving at a blind store: written to `sealed/.tmp-*`, synced, then renamed to
+/// `sealed/<ID>` and the folder synced, so a BlindPut that names it afterwards never names a photo
+/// a power cut could take back. The store cannot check the bytes (it has no key); it checks the
+/// count, and trusted nodes check the seal.
+package final class SealedPhotoUpload {
+    private let final: URL
+    private let temporary: URL
+    private let size: Int64
+    private var fd: Int32
+    private var received: Int64 = 0
+
+    package init(store: Store, id: BlindID, size: Int64) throws {
+        try StorePrivacy.makeDirectory(store.sealedPhotoDirectory)
+        final = store.sealedPhotoURL(id)
+        temporary = store.sealedPhotoDirectory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        self.size = size
+        fd = try FileIO.create(temporary.path)
+    }
+
+    deinit { abandon() }
+
+    /// Appends `bytes`; more than the announced size is refused.
+    package func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard received + Int64(bytes.count) <= size else { throw StoreError.stagingOverflow(expected: size) }
+        try FileIO.writeAll(fd, bytes, path: temporary.path)
+        received += Int64(bytes.count)
+    }
+
+    /// Syncs the file and renames it into place.
+    package func finish() throws {
+        guard received == size else {
+            throw StoreError.invalidBlindEntry("sealed photo ended after \(received) of \(size) bytes")
+        }
+        try FileIO.sync(fd, path: temporary.path)
+        close(fd)
+        fd = -1
+        try FileIO.renameFile(temporary.path, final.path)
+        try FileIO.syncDirectory(final.deletingLastPathComponent().path)
+    }
+
+    /// Drops what arrived (a failed or cut transfer).
+    package func abandon() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+            _ = FileIO.unlinkIfPresent(temporary.path)
+        }
+    }
+}
+
+/// A stored sealed photo, read in chunks to send.
+package final class SealedPhotoReader {
+    private let fd: Int32
+    private let path: String
+    package let size: Int64
+
+    /// Nil when the store has no such photo.
+    package init?(store: Store, id: BlindID) {
+        path = store.sealedPhotoURL(id).path
+        guard let descriptor = try? FileIO.openForReading(path) else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            close(descriptor)
+            return nil
+        }
+        fd = descriptor
+        size = Int64(info.st_size)
+    }
+
+    deinit { close(fd) }
+
+    /// Reads up to `buffer.count` bytes; 0 at the end.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try FileIO.readChunk(fd, into: buffer, path: path)
+    }
+}

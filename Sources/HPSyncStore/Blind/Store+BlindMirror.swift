@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+import HPSyncCrypto
+import HPSyncModel
+
+/// What a trusted node knows of a blind peer: a mirror of its entries (record ID, version, seq,
+/// photo), with the item key and tombstone flag of each version once this node has sealed or
+/// opened it, and what it last saw there (the blind store's ID, the seq listed through, the
+/// highest head epoch). The mirror is what the head the trusted nodes seal is checked against,
+/// and what a push compares local versions with.
+extension Store {
+    /// The blind peer's store, listing position and highest epoch seen.
+    package struct BlindPeerState: Equatable, Sendable {
+        package var storeID: StoreID
+        package var throughSeq: Int64
+        package var epoch: Int64
+
+        package init(storeID: StoreID, throughSeq: Int64, epoch: Int64) {
+            self.storeID = storeID
+            self.throughSeq = throughSeq
+            self.epoch = epoch
+        }
+    }
+
+    /// One mirrored entry, with what this node knows of the item behind it.
+    package struct BlindMirrorRow: Equatable, Sendable {
+        package var entry: BlindEntry
+        /// Known once this node sealed or opened this version.
+        package var key: ItemKey?
+        package var deleted: Bool?
+        /// This node found this version's seal broken: a push stores its own copy again.
+        package var damaged: Bool
+    }
+
+    package func blindPeerState(_ peer: NodeID) throws -> BlindPeerState? {
+        try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT storeID, throughSeq, epoch FROM blindPeerState WHERE peerNode = ?",
+                    arguments: [Data(peer.bytes)]), let storeID = StoreID(bytes: row["storeID"] as Data)
+            else { return nil }
+            return BlindPeerState(storeID: storeID, throughSeq: row["throughSeq"], epoch: row["epoch"])
+        }
+    }
+
+    /// Records listed entries in one transaction: each replaces the mirror's row of its ID (what
+    /// was known of the item is kept only for the same version). A blind store with another
+    /// store ID than the one mirrored starts the mirror over.
+    package func mirrorBlindEntries(peer: NodeID, _ entries: [BlindEntry], state: BlindPeerState) throws {
+        let node = Data(peer.bytes)
+        try write { db in
+            if let old = try Data.fetchOne(
+                db, sql: "SELECT storeID FROM blindPeerState WHERE peerNode = ?", arguments: [node]),
+                old != Data(state.storeID.bytes)
+            {
+                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
+            }
+            for entry in entries {
+                let stamp = Int64(bitPattern: entry.version.stamp.rawValue)
+                let origin = Data(entry.version.origin.bytes)
+                let known = try Row.fetchOne(
+                    db, sql: "SELECT stamp, origin, itemKey, deleted FROM blindMirror WHERE peerNode = ? AND id = ?",
+                    arguments: [node, Data(entry.id.bytes)])
+                let same = known.map { ($0["stamp"] as Int64) == stamp && ($0["origin"] as Data) == origin } ?? false
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO blindMirror
+                          (peerNode, id, stamp, origin, seq, photoID, photoSize, itemKey, deleted)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        node, Data(entry.id.bytes), stamp, origin, entry.seq, entry.photo.map { Data($0.id.bytes) },
+                        entry.photo?.size ?? 0, same ? known?["itemKey"] as String? : nil,
+                        same ? known?["deleted"] as Int64? : nil,
+                    ])
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO blindPeerState (peerNode, storeID, throughSeq, epoch) VALUES (?, ?, ?, ?)",
+                arguments: [node, Data(state.storeID.bytes), state.throughSeq, state.epoch])
+        }
+    }
+
+    /// Notes the item behind mirrored versions (sealed or opened here); a row whose version has
+    /// changed since is left alone.
+    package func noteBlindItems(peer: NodeID, _ items: [(entry: BlindEntry, key: ItemKey, deleted: Bool)]) throws {
+        guard !items.isEmpty else { return }
+        let node = Data(peer.bytes)
+        try write { db in
+            for item in items {
+                try db.execute(
+                    sql: """
+                        UPDATE blindMirror SET itemKey = ?, deleted = ?
+                        WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ?
+                        """,
+                    arguments: [
+                        item.key.rawValue, item.deleted ? 1 : 0, node, Data(item.entry.id.bytes),
+                        Int64(bitPattern: item.entry.version.stamp.rawValue), Data(item.entry.version.origin.bytes),
+                    ])
+            }
+        }
+    }
+
+    /// Marks mirrored versions whose seal this node found broken (or which the blind peer did
+    /// not serve); a later listing of a new version clears the mark.
+    package func markBlindDamaged(peer: NodeID, _ entries: [BlindEntry]) throws {
+        guard !entries.isEmpty else { return }
+        try write { db in
+            for entry in entries {
+                try db.execute(
+                    sql:
+                        "UPDATE blindMirror SET damaged = 1 WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ?",
+                    arguments: [
+                        Data(peer.bytes), Data(entry.id.bytes), Int64(bitPattern: entry.version.stamp.rawValue),
+                        Data(entry.version.origin.bytes),
+                    ])
+            }
+        }
+    }
+
+    /// The mirrored versions marked damaged.
+    package func blindDamagedRows(peer: NodeID) throws -> [BlindMirrorRow] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    WHERE peerNode = ? AND damaged = 1 ORDER BY seq
+                    """, arguments: [Data(peer.bytes)]
+            ).map(Self.mirrorRow)
+        }
+    }
+
+    /// Sets the highest epoch seen at the blind peer.
+    package func setBlindEpoch(peer: NodeID, _ epoch: Int64) throws {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE blindPeerState SET epoch = MAX(epoch, ?) WHERE peerNode = ?",
+                arguments: [epoch, Data(peer.bytes)])
+        }
+    }
+
+    /// Up to `limit` mirrored rows with seq > `since`, ascending seq.
+    package func blindMirrorRows(peer: NodeID, after since: Int64, limit: Int) throws -> [BlindMirrorRow] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    WHERE peerNode = ? AND seq > ? ORDER BY seq LIMIT ?
+                    """, arguments: [Data(peer.bytes), since, limit]
+            ).map(Self.mirrorRow)
+        }
+    }
+
+    /// The mirrored rows of `ids` (those the mirror has).
+    package func blindMirrorRows(peer: NodeID, ids: [BlindID]) throws -> [BlindID: BlindMirrorRow] {
+        try read { db in
+            var rows: [BlindID: BlindMirrorRow] = [:]
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    WHERE peerNode = ? AND id = ?
+                    """)
+            for id in ids {
+                if let row = try Row.fetchOne(statement, arguments: [Data(peer.bytes), Data(id.bytes)]) {
+                    rows[id] = try Self.mirrorRow(row)
+                }
+            }
+            return rows
+        }
+    }
+
+    /// How many mirrored entries have seq > `since`.
+    package func blindMirrorCount(peer: NodeID, after since: Int64) throws -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM blindMirror WHERE peerNode = ? AND seq > ?",
+                arguments: [Data(peer.bytes), since]) ?? 0
+        }
+    }
+
+    /// Whether some mirrored entry names the sealed photo `id`.
+    package func blindMirrorHasPhoto(peer: NodeID, _ id: BlindID) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM blindMirror WHERE peerNode = ? AND photoID = ?)",
+                arguments: [Data(peer.bytes), Data(id.bytes)]) ?? false
+        }
+    }
+
+    /// The number of mirrored entries and the SHA-256 of all of them in ascending ID order, each
+    /// as ID ‖ stamp (8 bytes, big-endian) ‖ origin: what a head seals and is checked against.
+    package func blindMirrorDigest(peer: NodeID) throws -> (count: Int64, digest: SHA256Digest) {
+        try read { db in
+            var hasher = SHA256()
+            var count: Int64 = 0
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT id, stamp, origin FROM blindMirror WHERE peerNode = ? ORDER BY id",
+                arguments: [Data(peer.bytes)])
+            while let row = try rows.next() {
+                hasher.update(row["id"] as Data)
+                let stamp = UInt64(bitPattern: row["stamp"] as Int64)
+                hasher.update(withUnsafeBytes(of: stamp.bigEndian) { Array($0) })
+                hasher.update(row["origin"] as Data)
+                count += 1
+            }
+            return (count, hasher.finalize())
+        }
+    }
+
+    private static func mirrorRow(_ row: Row) throws -> BlindMirrorRow {
+        let entry = try blindEntry(row)
+        let key = (row["itemKey"] as String?).flatMap { try? ItemKey($0) }
+        let deleted = (row["deleted"] as Int64?).map { $0 != 0 }
+        return BlindMirrorRow(entry: entry, key: key, deleted: deleted, damaged: (row["damaged"] as Int64) != 0)
+    }
+}
