@@ -30,6 +30,8 @@ final class BlindSink {
     private var upload: (id: BlindID, size: Int64, left: Int64, sealer: PhotoSealer)?
     private var uploaded: Set<BlindID> = []
     private var firstHeld: Int64 = 0
+    /// Records whose copy there a trusted node found broken: their photo is uploaded again too.
+    private var damaged: Set<BlindID> = []
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, epoch: Int64,
@@ -74,7 +76,10 @@ final class BlindSink {
         let ids = offered.entries.map { seal.id($0.key) }
         let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
         let wanted = zip(offered.entries, ids).filter { entry, id in
-            guard let row = mirrored[id], !row.damaged else { return true }
+            guard let row = mirrored[id], !row.damaged else {
+                if mirrored[id]?.damaged == true { damaged.insert(id) }
+                return true
+            }
             return row.entry.version < entry.version
         }.map(\.0.key)
         counts.skipped += offered.entries.count - wanted.count
@@ -88,7 +93,7 @@ final class BlindSink {
             held.append(object)
             heldItems[object.entry.id] = item
             if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
-                try !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
+                try damaged.contains(object.entry.id) || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
             {
                 photos[photo.id] = ImageWanted(key: item.key, digest: image.digest)
             }

@@ -165,7 +165,10 @@ final class BlindSource {
             try BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: image).run()
         } failed: { [self] error in
             findings.append("photo of item \(key): \(error)")
-            counts.refused += 1
+            if let version = opened[key]?.version {
+                try? store.markBlindDamaged(
+                    peer: peer.nodeID, [BlindEntry(id: seal.id(key), version: version, photo: photo)])
+            }
         }
         counts.images += 1
         counts.imageBytes += image.size

@@ -92,7 +92,7 @@ extension Store {
         public var throughSeq: Int64
     }
 
-    /// Stores each object whose (stamp, origin) beats the store's entry of its ID, in one
+    /// Stores each object whose (stamp, origin) is not below the store's entry of its ID, in one
     /// transaction; each stored entry gets the next seq. A photo an object names must already be
     /// in `sealed/` at its size (uploaded first). Photos no entry names any more are removed
     /// after the commit.
@@ -117,7 +117,9 @@ extension Store {
                     db, sql: "SELECT id, stamp, origin, seq, photoID, photoSize FROM blindEntry WHERE id = ?",
                     arguments: [idData]
                 ).map(Self.blindEntry)
-                if let current, !(entry.version > current.version) {
+                // An equal version replaces too: a trusted node that found this copy broken
+                // stores its own again (a repair); an older one never does.
+                if let current, entry.version < current.version {
                     result.stale += 1
                     continue
                 }

@@ -83,6 +83,7 @@ extension Store {
             logger.warning("could not remember the images to heal", metadata: ["error": "\(error)"])
         }
         report.identityProblems = identityProblems()
+        if isBlind { try verifyBlind(into: &report) }
         if repair {
             // Opening walks the store only when its folder is exposed; a stray file copied in
             // later (`cp` keeps the umask) is tightened here, where the whole store is walked anyway.

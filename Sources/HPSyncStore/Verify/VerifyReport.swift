@@ -23,6 +23,10 @@ public struct VerifyReport: Sendable, Hashable {
     /// What is wrong with this node's identity (its node ID is not its certificate's, the key
     /// and certificate do not match, the key is readable by others).
     package var identityProblems: [String] = []
+    /// A blind store's findings: what it can check without any key (Protocol.md 5.8).
+    package var blindProblems: [String] = []
+    package var blindNotes: [String] = []
+    public var blindEntriesChecked = 0
     /// Store paths group or others can read (a warning: the store is not clean of secrets, but
     /// nothing is damaged), each with its mode.
     package var exposedPaths: [String] = []
@@ -39,6 +43,7 @@ public struct VerifyReport: Sendable, Hashable {
     public var isClean: Bool {
         integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && pending.isEmpty
             && identityProblems.isEmpty && missingTrashImages.isEmpty && mismatchedTrashImages.isEmpty
+            && blindProblems.isEmpty
     }
 
     /// One line per remaining problem, each saying what to do.
@@ -49,12 +54,13 @@ public struct VerifyReport: Sendable, Hashable {
             + missingTrashImages.map { "trash image \($0) is missing; \(Self.trashHealing)" }
             + mismatchedTrashImages.map { "trash image \($0) does not match its digest; \(Self.trashHealing)" }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
-            + identityProblems
+            + identityProblems + blindProblems
     }
 
     /// One line per leftover that loses nothing and needs no action (the exit code stays 0).
     public var notes: [String] {
-        orphans.map {
+        blindNotes
+            + orphans.map {
             "leftover file images/\($0), named by no item (an interrupted delete or write leaves one); "
                 + "the daily sweep or `hp-sync verify --repair` removes it"
         }

@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import HPSyncModel
+
+/// What a blind store checks of itself without any key (Protocol.md 5.8): every entry's sealed
+/// record has a possible size, every sealed photo an entry names is there at its size, a head
+/// exists once entries do; sealed photos no entry names are noted (an interrupted push leaves
+/// one, and the next push that names it uses it). Whether the bytes are intact only a trusted
+/// node can tell: it opens them.
+extension Store {
+    func verifyBlind(into report: inout VerifyReport) throws {
+        let (entries, head) = try read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT id, seq, length(sealed) AS size, photoID, photoSize FROM blindEntry"),
+                try Int64.fetchOne(db, sql: "SELECT epoch FROM blindHead WHERE one = 1")
+            )
+        }
+        report.blindEntriesChecked = entries.count
+        var named: Set<String> = []
+        for row in entries {
+            let id = BlindID(bytes: row["id"] as Data)
+            let size: Int64 = row["size"]
+            // A sealed record is at least a nonce, one padded block and a tag.
+            if id == nil || size < 12 + 256 + 16 || size > 64 << 10 {
+                report.blindProblems.append(
+                    "blind entry at seq \(row["seq"] as Int64) is malformed (\(size) sealed bytes); a push from a trusted node stores it again"
+                )
+            }
+            guard let photoData = row["photoID"] as Data?, let photo = BlindID(bytes: photoData) else { continue }
+            named.insert(photo.hex)
+            let expected: Int64 = row["photoSize"]
+            let actual = try? FileManager.default.attributesOfItem(atPath: sealedPhotoURL(photo).path)[.size] as? Int64
+            if actual != expected {
+                report.blindProblems.append(
+                    "sealed photo \(photo) is \(actual.map { "\($0) bytes, not \(expected)" } ?? "missing"); a push from a trusted node that holds it stores it again"
+                )
+            }
+        }
+        if !entries.isEmpty && head == nil {
+            report.blindProblems.append("the store holds entries but no head; a push from a trusted node writes one")
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: sealedPhotoDirectory.path)) ?? []
+        for name in files.sorted() where !named.contains(name) {
+            report.blindNotes.append(
+                "leftover file sealed/\(name), named by no entry (an interrupted push leaves one); the next push that names it uses it"
+            )
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncTesting
+import Testing
+
+/// Blind peers through the binary (issue 37, Protocol.md 5.8): a trusted node pushes to a blind
+/// store that must hold nothing in the clear; a new node restores from it with only the recovery
+/// key; tampering, rollback and withheld entries are detected; the mass-deletion guard holds.
+@Suite(.serialized) struct BlindPeerTests {
+    /// A trusted node `home` with items and photos, and a blind store `offsite` serving it.
+    final class Offsite {
+        let home: BinaryRunner
+        let offsite: BinaryRunner
+        var server: ServeProcess
+        let homeID: String
+        let offsiteID: String
+        var names: [String] = []
+        var serials: [String] = []
+        var keys: [String] = []
+        var photos: [[UInt8]] = []
+        private var others: [BinaryRunner] = []
+
+        init(items: Int = 6) throws {
+            home = try BinaryRunner()
+            offsite = try BinaryRunner()
+            try #require(try home.run(["init"]).status == 0)
+            let made = try offsite.run(["init", "--blind"])
+            try #require(made.status == 0, "\(made.stderr)")
+            homeID = try home.nodeID()
+            offsiteID = try offsite.nodeID()
+            for index in 0..<items {
+                let name = "Heirloom-\(index)-\(UUID().uuidString.prefix(8))"
+                let serial = "SER-\(index)-\(UUID().uuidString.prefix(6))"
+                var arguments = ["add", "--name", name, "--serial", serial, "--value", "\(1000 + index)"]
+                if index % 2 == 0 {
+                    let photo = HPSyncTesting.jpeg(UInt8(index + 1), size: 20_000 + index * 7_919)
+                    photos.append(photo)
+                    arguments += ["--image", try home.file("photo\(index).jpg", photo).path]
+                }
+                let added = try home.run(arguments)
+                try #require(added.status == 0, "\(added.stderr)")
+                keys.append(added.text.trimmingCharacters(in: .whitespacesAndNewlines))
+                names.append(name)
+                serials.append(serial)
+            }
+            try #require(try offsite.run(["peer", "add", "home", homeID, "--allow", "read-write"]).status == 0)
+            server = try ServeProcess(offsite)
+            let added = try home.run(["peer", "add", "offsite", offsiteID, "--address", server.address, "--blind"])
+            try #require(added.status == 0, "\(added.stderr)")
+        }
+
+        /// A new node that has only the recovery key, listed on the blind store by a shell there.
+        func newNode(name: String = "newnode") throws -> BinaryRunner {
+            let node = try BinaryRunner()
+            others.append(node)
+            let recovery = try home.run(["key", "show"]).text.split(separator: "\n")[0]
+            let file = try node.file("recovery.txt", Array("\(recovery)\n".utf8))
+            let made = try node.run(["init", "--recovery-key-file", file.path])
+            try #require(made.status == 0, "\(made.stderr)")
+            try #require(
+                try offsite.run(["peer", "add", name, try node.nodeID(), "--allow", "read-write"]).status == 0)
+            let added = try node.run(["peer", "add", "offsite", offsiteID, "--address", server.address, "--blind"])
+            try #require(added.status == 0, "\(added.stderr)")
+            return node
+        }
+
+        /// Runs SQL on the blind store's database (the host tampering with what it keeps).
+        func hostSQL(_ sql: String) throws {
+            let script = "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.commit()"
+            let output = try runTool(
+                [
+                    "/usr/bin/env", "python3", "-c", script, offsite.store.appendingPathComponent("store.sqlite").path,
+                    sql,
+                ])
+            try #require(output.status == 0, "\(output.stderr)")
+        }
+
+        /// Restarts the blind store's server (on a new port, told to every node given).
+        func restartServer(telling nodes: [BinaryRunner]) throws {
+            _ = server.stop()
+            server = try ServeProcess(offsite)
+            for node in nodes {
+                try #require(try node.run(["peer", "set", "offsite", "--address", server.address]).status == 0)
+            }
+        }
+
+        /// Every item as `list --json --deleted` shows it, without this store's own seq.
+        static func items(_ node: BinaryRunner) throws -> [String] {
+            let listed = try node.run(["list", "--json", "--deleted"])
+            let rows = try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]] ?? []
+            return try rows.map { row in
+                let data = try JSONSerialization.data(
+                    withJSONObject: row.filter { $0.key != "seq" }, options: [.sortedKeys])
+                return String(decoding: data, as: UTF8.self)
+            }.sorted()
+        }
+
+        func cleanUp() {
+            _ = server.stop()
+            home.cleanUp()
+            offsite.cleanUp()
+            others.forEach { $0.cleanUp() }
+        }
+    }
+
+    @Test func pushHoldsNothingInTheClearAndTheRecoveryKeyRestoresEverything() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        // An invitation made on the host beforehand: the restore after the fire needs no shell there.
+        let invitation = try setup.offsite.run([
+            "invite", "create", "--allow", "read-write", "--address", setup.server.address,
+        ])
+        try #require(invitation.status == 0, "\(invitation.stderr)")
+        let token = try #require(invitation.text.split(separator: "\n").first { $0.hasPrefix("hpsync://") })
+
+        let pushed = try setup.home.run(["push", "offsite"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.text.contains("pushed to offsite: 6 inserted, 0 updated, 0 deleted, 3 images"))
+
+        // Nothing the host keeps holds a name, serial, key, photo slice or photo digest.
+        var secrets: [(String, [UInt8])] = []
+        for (index, key) in setup.keys.enumerated() {
+            secrets.append(("name \(index)", Array(setup.names[index].utf8)))
+            secrets.append(("serial \(index)", Array(setup.serials[index].utf8)))
+            secrets.append(("key \(index)", Array(key.utf8)))
+            secrets.append(("lower-case key \(index)", Array(key.lowercased().utf8)))
+        }
+        for (index, photo) in setup.photos.enumerated() {
+            secrets.append(("photo \(index) slice", Array(photo[photo.count / 2..<photo.count / 2 + 64])))
+            let digest = SHA256.hash(photo)
+            secrets.append(("photo \(index) digest", digest.bytes))
+            secrets.append(("photo \(index) digest in hex", Array(digest.hex.utf8)))
+            secrets.append(("photo \(index) digest in upper-case hex", Array(digest.hex.uppercased().utf8)))
+        }
+        let files = FileManager.default.enumerator(at: setup.offsite.store, includingPropertiesForKeys: nil)!
+        var scanned = 0
+        for case let url as URL in files {
+            guard let data = FileManager.default.contents(atPath: url.path) else { continue }
+            scanned += 1
+            let bytes = [UInt8](data)
+            for (what, needle) in secrets {
+                #expect(!bytes.contains(needle), "\(what) is in the clear in \(url.lastPathComponent)")
+            }
+        }
+        #expect(scanned >= 4)
+        let hostVerify = try setup.offsite.run(["verify"])
+        #expect(hostVerify.status == 0, "\(hostVerify.text)\(hostVerify.stderr)")
+
+        // After the fire: a new machine, the recovery key, the host's address and node ID.
+        let restored = try setup.newNode()
+        let pulled = try restored.run(["pull", "offsite"])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(pulled.text.contains("6 inserted"))
+        #expect(try Offsite.items(restored) == Offsite.items(setup.home))
+        #expect(try restored.run(["verify"]).status == 0)
+
+        // The same with an invitation the host made beforehand, and the key from the command line.
+        let other = try BinaryRunner()
+        defer { other.cleanUp() }
+        let recovery = String(try setup.home.run(["key", "show"]).text.split(separator: "\n")[0])
+        try #require(try other.run(["init", "--recovery-key", recovery.uppercased()]).status == 0)
+        let joined = try other.run(["peer", "join", String(token), "--name", "offsite"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(joined.text.contains("blind"))
+        let second = try other.run(["pull", "offsite"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try Offsite.items(other) == Offsite.items(setup.home))
+    }
+
+    @Test func editsAndDeletionsReachTheRestoredNodeAndBothNodesWrite() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        let other = try setup.newNode()
+        #expect(try other.run(["pull", "offsite"]).status == 0)
+        try #require(try setup.home.run(["edit", setup.keys[1], "--name", "Renamed at home"]).status == 0)
+        try #require(try setup.home.run(["rm", setup.keys[2]]).status == 0)
+        let photo = try setup.home.file("new.jpg", HPSyncTesting.jpeg(99, size: 30_000))
+        try #require(try setup.home.run(["image", "set", setup.keys[3], photo.path]).status == 0)
+        let pushed = try setup.home.run(["push", "offsite"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.text.contains("0 inserted, 2 updated, 1 deleted, 1 image"), "\(pushed.text)")
+        // The other node writes too; the head both seal stays consistent.
+        try #require(try other.run(["edit", setup.keys[4], "--value", "77"]).status == 0)
+        let synced = try other.run(["sync", "offsite"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let back = try setup.home.run(["pull", "offsite"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try Offsite.items(other) == Offsite.items(setup.home))
+        #expect(try setup.home.run(["verify"]).status == 0)
+        #expect(try setup.offsite.run(["verify"]).status == 0)
+    }
+
+    @Test func tamperedSwappedAndReplayedEntriesAreRefusedAndTheRestLands() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID.
+        // IDs, stamps and origins stay, so the head still matches: each seal must catch it.
+        try setup.hostSQL(
+            """
+            UPDATE blindEntry SET sealed = substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) WHERE seq = 1;
+            CREATE TEMP TABLE s AS SELECT seq, sealed FROM blindEntry WHERE seq IN (2, 3);
+            UPDATE blindEntry SET sealed = (SELECT sealed FROM s WHERE s.seq = 5 - blindEntry.seq) WHERE seq IN (2, 3);
+            UPDATE blindEntry SET sealed = (SELECT sealed FROM blindEntry WHERE seq = 4) WHERE seq = 5;
+            """)
+        let restored = try setup.newNode()
+        let pulled = try restored.run(["pull", "offsite"])
+        #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
+        #expect(pulled.stderr.contains("failed authentication"))
+        #expect(pulled.stderr.contains("swapped or replayed") || pulled.stderr.contains("record"))
+        // The untouched sixth (and fourth) landed; the store is clean.
+        #expect(try Offsite.items(restored).count == 2)
+        #expect(try restored.run(["verify"]).status == 0)
+        // A forged newer version (a stamp moved up) no longer matches the sealed head: nothing applies.
+        try setup.hostSQL("UPDATE blindEntry SET stamp = stamp + 1 WHERE seq = 6")
+        let forged = try setup.newNode(name: "third")
+        let refused = try forged.run(["pull", "offsite"])
+        #expect(refused.status == 81, "\(refused.stderr)")
+        #expect(refused.stderr.contains("do not match"))
+        #expect(try Offsite.items(forged).isEmpty)
+    }
+
+    @Test func anAlteredRecordOrPhotoIsRefusedAloneAndTheRestLands() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        // Bytes altered in place (same ID, stamp and origin): the head still matches.
+        try setup.hostSQL(
+            "UPDATE blindEntry SET sealed = substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) WHERE seq = 2")
+        let photos = try FileManager.default.contentsOfDirectory(
+            at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
+        let photo = try #require(photos.first { !$0.lastPathComponent.hasPrefix(".") })
+        var bytes = try Data(contentsOf: photo)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: photo)
+        let restored = try setup.newNode()
+        let pulled = try restored.run(["pull", "offsite"])
+        #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
+        #expect(pulled.stderr.contains("failed authentication"))
+        let items = try Offsite.items(restored)
+        // One record refused, one photo's item withheld; the other four landed.
+        #expect(items.count == 4, "\(items)")
+        #expect(try restored.run(["verify"]).status == 0)
+        // Reported again by the next pull, until a node that finds it and holds the item pushes.
+        let again = try restored.run(["pull", "offsite"])
+        #expect(again.status == 81)
+        #expect(again.stderr.contains("failed authentication before"))
+    }
+
+    @Test func rollbackAndWithheldEntriesAreDetectedBeforeAnythingIsApplied() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        // The host keeps a copy of its store as it is now...
+        _ = setup.server.stop()
+        let snapshot = setup.offsite.root.appendingPathComponent("snapshot")
+        try FileManager.default.copyItem(at: setup.offsite.store, to: snapshot)
+        try setup.restartServer(telling: [setup.home])
+        try #require(try setup.home.run(["edit", setup.keys[0], "--name", "Newer"]).status == 0)
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        // ...and later serves it again.
+        _ = setup.server.stop()
+        try FileManager.default.removeItem(at: setup.offsite.store)
+        try FileManager.default.copyItem(at: snapshot, to: setup.offsite.store)
+        try setup.restartServer(telling: [setup.home])
+        let pulled = try setup.home.run(["pull", "offsite"])
+        #expect(pulled.status == 81, "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("older copy"))
+        let pushed = try setup.home.run(["push", "offsite"])
+        #expect(pushed.status == 81, "\(pushed.stderr)")
+        #expect(try setup.home.run(["show", setup.keys[0]]).text.contains("Newer"))
+
+        // Withheld: a host that drops an entry is caught by a node that never saw it before,
+        // against the head the last push sealed.
+        _ = setup.server.stop()
+        try FileManager.default.removeItem(at: setup.offsite.store)
+        try FileManager.default.moveItem(at: snapshot, to: setup.offsite.store)
+        try setup.restartServer(telling: [setup.home])
+        try setup.hostSQL("DELETE FROM blindEntry WHERE seq = (SELECT MAX(seq) FROM blindEntry)")
+        let fresh = try setup.newNode()
+        let withheld = try fresh.run(["pull", "offsite"])
+        #expect(withheld.status == 81, "\(withheld.stderr)")
+        #expect(withheld.stderr.contains("do not match"))
+        #expect(try fresh.run(["list", "--json"]).text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+    }
+
+    @Test func theMassDeletionGuardHoldsThroughABlindPeer() throws {
+        let setup = try Offsite(items: 12)
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        let restored = try setup.newNode()
+        #expect(try restored.run(["pull", "offsite"]).status == 0)
+        try #require(try setup.home.run(["rm"] + Array(setup.keys.prefix(11))).status == 0)
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        let pulled = try restored.run(["pull", "offsite"])
+        #expect(pulled.status == 80, "\(pulled.stderr)")
+        #expect(try Offsite.items(restored).filter { $0.contains("\"deleted\":false") }.count == 12)
+    }
+
+    @Test func trustedPeersHandTheKeyOverAndBlindMarksAreChecked() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        let laptop = try BinaryRunner()
+        defer { laptop.cleanUp() }
+        try #require(try laptop.run(["init"]).status == 0)
+        try #require(try setup.home.run(["peer", "add", "laptop", try laptop.nodeID()]).status == 0)
+        let homeServer = try ServeProcess(setup.home)
+        defer { _ = homeServer.stop() }
+        try #require(
+            try laptop.run(["peer", "add", "home", setup.homeID, "--address", homeServer.address]).status == 0)
+        #expect(try laptop.run(["pull", "home"]).status == 0)
+        let fingerprint = try setup.home.run(["key", "show", "--fingerprint"]).text
+        #expect(try laptop.run(["key", "show", "--fingerprint"]).text == fingerprint)
+
+        // A trusted server marked blind by mistake, and a blind one not marked: refused, said why.
+        try #require(try laptop.run(["peer", "set", "home", "--blind"]).status == 0)
+        let wrong = try laptop.run(["pull", "home"])
+        #expect(wrong.status == 76, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("not blind"))
+        try #require(try setup.offsite.run(["peer", "add", "laptop", try laptop.nodeID()]).status == 0)
+        try #require(
+            try laptop.run(["peer", "add", "offsite", setup.offsiteID, "--address", setup.server.address]).status == 0)
+        let unmarked = try laptop.run(["pull", "offsite"])
+        #expect(unmarked.status == 76, "\(unmarked.stderr)")
+        #expect(unmarked.stderr.contains("is blind"))
+    }
+
+    @Test func aBlindStoreServesOnlyAndVerifiesWhatItCan() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        for command in [["list"], ["add", "--name", "x"], ["key", "show"], ["pull", "home"], ["web"]] {
+            let refused = try setup.offsite.run(command)
+            #expect(refused.status == 64, "\(command): \(refused.stderr)")
+            #expect(refused.stderr.contains("blind"), "\(command): \(refused.stderr)")
+        }
+        #expect(try setup.offsite.run(["verify"]).status == 0)
+        let photos = try FileManager.default.contentsOfDirectory(
+            at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
+        try FileManager.default.removeItem(at: try #require(photos.first))
+        let damaged = try setup.offsite.run(["verify"])
+        #expect(damaged.status == 1)
+        #expect(damaged.text.contains("sealed photo"))
+    }
+}
