@@ -88,11 +88,12 @@ import Testing
     }
 
     @Test func versionNegotiationPicksHighestCommon() {
-        // This build speaks 1...3.
-        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 3)
-        #expect(ServerHandshake.negotiate(min: 2, max: 5) == 3)
+        // This build speaks 1...4.
+        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 4)
+        #expect(ServerHandshake.negotiate(min: 2, max: 5) == 4)
+        #expect(ServerHandshake.negotiate(min: 1, max: 3) == 3, "a version-3 client is served in version 3")
         #expect(ServerHandshake.negotiate(min: 1, max: 2) == 2, "a version-2 client is served in version 2")
         #expect(ServerHandshake.negotiate(min: 1, max: 1) == 1, "a version-1 client (the interop client) is served")
-        #expect(ServerHandshake.negotiate(min: 4, max: 5) == nil)
+        #expect(ServerHandshake.negotiate(min: 5, max: 6) == nil)
     }
 }

@@ -56,7 +56,7 @@ import Testing
             Issue.record("no Hello")
             return
         }
-        #expect(reply.version == 3)
+        #expect(reply.version == ProtocolLimits.maxVersion && reply.version >= ProtocolLimits.imagesByDigestVersion)
         let wanted = [good, bad].map { ImageWanted(key: $0.key, digest: $0.image!.digest) }
         try channel.send(.fetchImagesByDigest(wanted))
         guard case .imageHeader(let first) = try channel.receiveMessage(expecting: "ImageHeader") else {

@@ -78,7 +78,7 @@ import Testing
         }
         #expect(decoded.intent == .join)
         #expect(SyncIntent.join.minimumVersion == 2 && SyncIntent.pull.minimumVersion == 1)
-        hello.intent = .UNRECOGNIZED(4)
+        hello.intent = .UNRECOGNIZED(5)
         #expect(throws: ProtocolError.self) { try decode(.hello(hello)) }
     }
 }

@@ -110,13 +110,17 @@ extension Store {
         let result = try write { db -> BlindPutResult in
             var seq = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM blindEntry") ?? 0
             var result = BlindPutResult(applied: 0, stale: 0, throughSeq: seq)
+            let lookup = try db.cachedStatement(
+                sql: "SELECT id, stamp, origin, seq, photoID, photoSize FROM blindEntry WHERE id = ?")
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO blindEntry (id, stamp, origin, seq, sealed, photoID, photoSize)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
             for object in objects {
                 let entry = object.entry
                 let idData = Data(entry.id.bytes)
-                let current = try Row.fetchOne(
-                    db, sql: "SELECT id, stamp, origin, seq, photoID, photoSize FROM blindEntry WHERE id = ?",
-                    arguments: [idData]
-                ).map(Self.blindEntry)
+                let current = try Row.fetchOne(lookup, arguments: [idData]).map(Self.blindEntry)
                 // An equal version replaces too: a trusted node that found this copy broken
                 // stores its own again (a repair); an older one never does.
                 if let current, entry.version < current.version {
@@ -125,11 +129,7 @@ extension Store {
                 }
                 if let old = current?.photo, old.id != entry.photo?.id { released.insert(old.id) }
                 seq += 1
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO blindEntry (id, stamp, origin, seq, sealed, photoID, photoSize)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
+                try upsert.execute(
                     arguments: [
                         idData, Int64(bitPattern: entry.version.stamp.rawValue), Data(entry.version.origin.bytes), seq,
                         Data(object.sealed), entry.photo.map { Data($0.id.bytes) }, entry.photo?.size ?? 0,

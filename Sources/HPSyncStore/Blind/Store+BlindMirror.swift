@@ -55,24 +55,24 @@ extension Store {
             {
                 try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             }
+            let lookup = try db.cachedStatement(
+                sql: "SELECT stamp, origin, itemKey, deleted FROM blindMirror WHERE peerNode = ? AND id = ?")
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO blindMirror
+                      (peerNode, id, stamp, origin, seq, photoID, photoSize, itemKey, deleted)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
             for entry in entries {
                 let stamp = Int64(bitPattern: entry.version.stamp.rawValue)
                 let origin = Data(entry.version.origin.bytes)
-                let known = try Row.fetchOne(
-                    db, sql: "SELECT stamp, origin, itemKey, deleted FROM blindMirror WHERE peerNode = ? AND id = ?",
-                    arguments: [node, Data(entry.id.bytes)])
+                let known = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)])
                 let same = known.map { ($0["stamp"] as Int64) == stamp && ($0["origin"] as Data) == origin } ?? false
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO blindMirror
-                          (peerNode, id, stamp, origin, seq, photoID, photoSize, itemKey, deleted)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        node, Data(entry.id.bytes), stamp, origin, entry.seq, entry.photo.map { Data($0.id.bytes) },
-                        entry.photo?.size ?? 0, same ? known?["itemKey"] as String? : nil,
-                        same ? known?["deleted"] as Int64? : nil,
-                    ])
+                try upsert.execute(arguments: [
+                    node, Data(entry.id.bytes), stamp, origin, entry.seq, entry.photo.map { Data($0.id.bytes) },
+                    entry.photo?.size ?? 0, same ? known?["itemKey"] as String? : nil,
+                    same ? known?["deleted"] as Int64? : nil,
+                ])
             }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO blindPeerState (peerNode, storeID, throughSeq, epoch) VALUES (?, ?, ?, ?)",
@@ -86,12 +86,13 @@ extension Store {
         guard !items.isEmpty else { return }
         let node = Data(peer.bytes)
         try write { db in
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE blindMirror SET itemKey = ?, deleted = ?
+                    WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ?
+                    """)
             for item in items {
-                try db.execute(
-                    sql: """
-                        UPDATE blindMirror SET itemKey = ?, deleted = ?
-                        WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ?
-                        """,
+                try update.execute(
                     arguments: [
                         item.key.rawValue, item.deleted ? 1 : 0, node, Data(item.entry.id.bytes),
                         Int64(bitPattern: item.entry.version.stamp.rawValue), Data(item.entry.version.origin.bytes),

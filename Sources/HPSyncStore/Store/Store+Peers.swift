@@ -22,6 +22,11 @@ extension Store {
     public func removePeer(named name: String) throws {
         let removed = try write { db in
             try PeerSyncRecord.forget(peer: name, db)
+            // What this node kept of a blind peer goes with it: added again, it starts over.
+            if let record = try PeerRecord.fetchOne(db, key: name) {
+                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [record.nodeID])
+                try db.execute(sql: "DELETE FROM blindPeerState WHERE peerNode = ?", arguments: [record.nodeID])
+            }
             return try PeerRecord.deleteOne(db, key: name)
         }
         guard removed else { throw StoreError.unknownPeer(name) }

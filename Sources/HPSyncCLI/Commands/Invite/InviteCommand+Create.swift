@@ -20,13 +20,18 @@ extension InviteCommand {
 
         /// The longest an invitation may stay valid: it is a standing credential until used.
         static let maxLifetimeSeconds: Int64 = 30 * 86_400
+        /// On a blind store, ten years: the invitation kept with the recovery key for the day
+        /// after the fire. Whoever holds it can list a node there, which can read only sealed
+        /// data and write nothing a trusted node would accept (Protocol.md 5.8).
+        static let maxBlindLifetimeSeconds: Int64 = 3650 * 86_400
 
         @OptionGroup var options: StoreOptions
         @Option(help: "What the joiner may do here: read (pull) or read-write (pull and push).")
         var allow = PeerPermission.read
         @Option(
             help: ArgumentHelp(
-                "How long the invitation stays valid: 90s, 30m, 1h, 2d (at most 30d).", valueName: "duration"))
+                "How long the invitation stays valid: 90s, 30m, 1h, 2d (at most 30d; 3650d on a blind store).",
+                valueName: "duration"))
         var expires = Age(argument: "1h")!
         @Option(help: "The name to list the joiner under (default: the name it suggests, e.g. its host name).")
         var name: String?
@@ -37,8 +42,8 @@ extension InviteCommand {
             guard expires.seconds > 0 else {
                 throw ValidationError("--expires '\(expires)' is no time at all; give 10m, 1h or 1d")
             }
-            guard expires.seconds <= Self.maxLifetimeSeconds else {
-                throw ValidationError("--expires '\(expires)' is longer than 30d")
+            guard expires.seconds <= Self.maxBlindLifetimeSeconds else {
+                throw ValidationError("--expires '\(expires)' is longer than 3650d")
             }
             if let name, !Peer.isValidName(name) {
                 throw ValidationError(
@@ -51,6 +56,12 @@ extension InviteCommand {
 
         func run() throws {
             let store = try options.openStore(blindAllowed: true)
+            guard expires.seconds <= Self.maxLifetimeSeconds || store.isBlind else {
+                throw CommandFailure(
+                    status: .usage,
+                    description:
+                        "--expires '\(expires)' is longer than 30d (only a blind store's invitations may last longer)")
+            }
             let identity = try options.loadIdentity()
             if let name, try store.peer(named: name) != nil { throw StoreError.peerExists(name) }
             let advertised = address.flatMap { PeerAddress(parsing: $0) } ?? PeerAddress(host: Self.hostName())
