@@ -12,6 +12,7 @@
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/decoder.h>
+#include <openssl/kdf.h>
 
 // An EC private key from PEM through EC decoders only (NULL when the PEM holds no EC key).
 // OpenSSL 3's PEM_read_bio_PrivateKey first gathers every provider's decoders for every key
