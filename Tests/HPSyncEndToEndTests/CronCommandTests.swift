@@ -38,7 +38,7 @@ import Testing
         let table = try runner.run(["exit-codes"], withStore: false)
         #expect(table.status == 0)
         let codes = table.text.split(separator: "\n").compactMap { Int($0.split(separator: " ").first ?? "") }
-        #expect(codes == [0, 1, 3, 64, 65, 66, 69, 70, 73, 74, 75, 76, 77, 79, 80])
+        #expect(codes == [0, 1, 3, 64, 65, 66, 69, 70, 73, 74, 75, 76, 77, 79, 80, 81])
         let help = try runner.run(["help", "exit-codes"], withStore: false)
         #expect(help.status == 0)
         #expect(help.text.contains("79  locked"))

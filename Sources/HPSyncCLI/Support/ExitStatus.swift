@@ -123,6 +123,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case is CompletedWithWarnings: return .completedWithWarnings
         case is StalePeers: return .verifyFoundProblems
         case let error as BlindError: return of(error)
+        case SealingError.keyFileExists: return .cannotCreate
         case is SealingError: return .dataError
         default: return nil
         }
