@@ -1,0 +1,235 @@
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncTesting
+
+/// Three nodes that edit, delete and revive items and sync whole item states by the field
+/// merge, with skewed clocks stamping through the hybrid-logical-clock rule; beside them, an
+/// oracle that remembers every edit and which edits each node knew of when it made one.
+struct MergeSimulation {
+    struct Node {
+        var id: NodeID
+        /// Milliseconds this node's clock is ahead (negative: behind) of the true time.
+        var skew: Int64
+        var highest = VersionStamp.zero
+        var states: [ItemKey: ItemMergeState] = [:]
+        /// The edits (by index in `edits`) this node knows of, per key and field: what it held
+        /// or heard of through any sync, whether or not its state still holds them.
+        var known: [FieldSlot: Set<Int>] = [:]
+    }
+
+    struct FieldSlot: Hashable {
+        var key: ItemKey
+        var field: ItemField
+    }
+
+    struct Edit {
+        var slot: FieldSlot
+        var version: Version
+        var value: FieldContent
+        /// The edits of the same slot its node knew of when it made it.
+        var knewOf: Set<Int>
+        /// The version of the field its node held: the candidate's base.
+        var base: Version?
+    }
+
+    enum Topology: CaseIterable { case mesh, line, hub }
+
+    var nodes: [Node]
+    let keys: [ItemKey]
+    let topology: Topology
+    var now: Int64 = 1_700_000_000_000
+    var edits: [Edit] = []
+    var deletions: [ItemKey: [Version]] = [:]
+    var counts = MergeCounts()
+    var generator: SplitMix64
+
+    init(seed: UInt64) {
+        var generator = SplitMix64(seed: seed)
+        let ids = (0..<3).map { NodeID(certificateDER: Array("merge node \($0)".utf8)) }
+        var nodes: [Node] = []
+        for id in ids { nodes.append(Node(id: id, skew: Int64.random(in: -3_000...3_000, using: &generator))) }
+        self.nodes = nodes
+        keys = [ItemKey.random(using: &generator), ItemKey.random(using: &generator)]
+        topology = Topology.allCases.randomElement(using: &generator)!
+        self.generator = generator
+    }
+
+    /// The pairs that sync in this topology.
+    var edges: [(Int, Int)] {
+        switch topology {
+        case .mesh: [(0, 1), (1, 2), (0, 2)]
+        case .line: [(0, 1), (1, 2)]
+        case .hub: [(0, 1), (0, 2)]
+        }
+    }
+
+    /// One random step: time passes, then an edit, a deletion or a sync.
+    mutating func step() throws {
+        now += Int64.random(in: 0...40, using: &generator)
+        let roll = Int.random(in: 0..<10, using: &generator)
+        let node = Int.random(in: 0..<3, using: &generator)
+        let key = keys.randomElement(using: &generator)!
+        switch roll {
+        case 0..<4: try edit(node: node, key: key)
+        case 4: try delete(node: node, key: key)
+        default:
+            let (one, other) = edges.randomElement(using: &generator)!
+            if Bool.random(using: &generator) { try sync(from: one, to: other) } else { try sync(from: other, to: one) }
+        }
+    }
+
+    /// Syncs along every edge, both ways, until nothing changes (the topology's diameter
+    /// bounds it); returns the number of rounds.
+    mutating func settle() throws -> Int {
+        for round in 1...6 {
+            let before = nodes.map(\.states)
+            for (one, other) in edges {
+                try sync(from: one, to: other)
+                try sync(from: other, to: one)
+            }
+            if nodes.map(\.states) == before { return round }
+        }
+        return 7
+    }
+
+    /// The next stamp of `node`: above its clock's reading and everything it has seen.
+    mutating func stamp(_ node: Int) -> Version {
+        let clock = VersionStamp(milliseconds: UInt64(now + nodes[node].skew))
+        let next = max(clock, VersionStamp(rawValue: nodes[node].highest.rawValue + 1))
+        nodes[node].highest = next
+        return Version(stamp: next, origin: nodes[node].id)
+    }
+
+    mutating func edit(node: Int, key: ItemKey) throws {
+        guard let state = nodes[node].states[key] else {
+            // Only the first node to touch a key creates it: keys are random UUIDs.
+            guard !edits.contains(where: { $0.slot.key == key }) else { return }
+            let version = stamp(node)
+            let item = Item(
+                key: key, name: pick(Self.names), serialNumber: pick(Self.serials),
+                valueInDollars: pick(Self.values), dateCreatedMilliseconds: pick(Self.dates),
+                image: pick(Self.photos), version: version)
+            let created = ItemMergeState(record: item)
+            nodes[node].states[key] = created
+            for field in ItemField.allCases { record(node: node, key: key, field: field, version: version, base: nil) }
+            counts.edits += 1
+            return
+        }
+        var change = FieldEdit()
+        var fields: [ItemField] = []
+        let restore = state.isDeleted && Bool.random(using: &generator)
+        for field in ItemField.allCases where restore || Int.random(in: 0..<5, using: &generator) == 0 {
+            fields.append(field)
+        }
+        if fields.isEmpty { fields = [ItemField.allCases.randomElement(using: &generator)!] }
+        for field in fields {
+            switch field {
+            case .name: change.name = pick(Self.names)
+            case .serialNumber: change.serialNumber = .some(pick(Self.serials))
+            case .valueInDollars: change.valueInDollars = pick(Self.values)
+            case .dateCreated: change.dateCreated = pick(Self.dates)
+            case .photo: change.photo = .some(pick(Self.photos))
+            }
+        }
+        let version = stamp(node)
+        var edited = state
+        try edited.apply(change, at: version)
+        if state.isDeleted && !edited.isDeleted { counts.revivals += 1 }
+        nodes[node].states[key] = edited
+        for field in fields {
+            let before = Self.candidates(of: field, in: state)
+            if before.count > 1 { counts.resolved += 1 }
+            record(node: node, key: key, field: field, version: version, base: before.first?.version)
+        }
+        counts.edits += 1
+    }
+
+    /// Remembers the edit of `field` at `version` that `node` just made, with what it knew.
+    private mutating func record(node: Int, key: ItemKey, field: ItemField, version: Version, base: Version?) {
+        let slot = FieldSlot(key: key, field: field)
+        let value = Self.candidates(of: field, in: nodes[node].states[key]!)[0].value
+        let knewOf = nodes[node].known[slot] ?? []
+        edits.append(Edit(slot: slot, version: version, value: value, knewOf: knewOf, base: base))
+        nodes[node].known[slot, default: []].insert(edits.count - 1)
+    }
+
+    mutating func delete(node: Int, key: ItemKey) throws {
+        guard var state = nodes[node].states[key], !state.isDeleted else { return }
+        let version = stamp(node)
+        try state.delete(at: version)
+        nodes[node].states[key] = state
+        deletions[key, default: []].append(version)
+        counts.deletions += 1
+    }
+
+    /// `target` pulls every item state of `source` and joins it into its own.
+    mutating func sync(from source: Int, to target: Int) throws {
+        counts.syncs += 1
+        for (key, incoming) in nodes[source].states {
+            nodes[target].highest = max(nodes[target].highest, Self.greatestStamp(in: incoming))
+            guard let local = nodes[target].states[key] else {
+                nodes[target].states[key] = incoming
+                continue
+            }
+            let joined = try local.joined(with: incoming)
+            let listed = joined.conflicts.map { ConflictID($0) }
+            if Set(listed).count != listed.count {
+                throw MergeViolation("a conflict is listed twice on node \(target): \(joined.conflicts)")
+            }
+            if local.isDeleted && !joined.isDeleted { counts.revivals += 1 }
+            let before = Set(local.conflicts.map { ConflictID($0) })
+            counts.clashesSeen += joined.conflicts.filter { !before.contains(ConflictID($0)) }.count
+            nodes[target].states[key] = joined
+        }
+        for (slot, known) in nodes[source].known { nodes[target].known[slot, default: []].formUnion(known) }
+        if Int.random(in: 0..<8, using: &generator) == 0 { try checkAlgebra() }
+    }
+
+    private mutating func pick<Value>(_ values: [Value]) -> Value { values.randomElement(using: &generator)! }
+
+    static let names = ["Guitar", "Amp", "Piano", "Drum"]
+    static let serials: [String?] = [nil, "SN-1", "SN-2"]
+    static let values: [Int64] = [0, 100, 250, 999]
+    static let dates: [Int64] = [1_000, 2_000, 3_000]
+    static let photos: [ImageRef?] = [nil] + (1...2).map { seed in Fixtures.ref(Fixtures.png(UInt8(seed))) }
+}
+
+/// What the property exercised, over every history.
+struct MergeCounts {
+    var histories = 0
+    var edits = 0
+    var deletions = 0
+    var revivals = 0
+    var syncs = 0
+    /// Conflicts a sync added to a node (each counted on every node it reached).
+    var clashesSeen = 0
+    /// Conflicts open at the end of a history (counted once, not per node).
+    var clashesOpen = 0
+    var resolved = 0
+    var algebraChecks = 0
+
+    mutating func add(_ other: MergeCounts) {
+        histories += other.histories
+        edits += other.edits
+        deletions += other.deletions
+        revivals += other.revivals
+        syncs += other.syncs
+        clashesSeen += other.clashesSeen
+        clashesOpen += other.clashesOpen
+        resolved += other.resolved
+        algebraChecks += other.algebraChecks
+    }
+}
+
+/// A conflict's identity: its key, field and losing version.
+struct ConflictID: Hashable {
+    var key: ItemKey
+    var field: ItemField
+    var losing: Version
+
+    init(_ conflict: FieldConflict) {
+        key = conflict.key
+        field = conflict.field
+        losing = conflict.losingVersion
+    }
+}
