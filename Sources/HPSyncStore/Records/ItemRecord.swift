@@ -19,6 +19,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         static let origin = Column("origin")
         static let deleted = Column("deleted")
         static let seq = Column("seq")
+        static let fields = Column("fields")
     }
 
     var key: String
@@ -33,8 +34,11 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     var origin: Data
     var deleted: Bool
     var seq: Int64
+    /// What the row cannot say of the item's merge state (`StoredMergeState`); nil for an item
+    /// that is one whole record.
+    var fields: Data?
 
-    init(_ item: Item, seq: Int64) {
+    init(_ item: Item, seq: Int64, fields: Data? = nil) {
         key = item.key.rawValue
         name = item.name
         serialNumber = item.serialNumber
@@ -46,6 +50,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = Data(item.version.origin.bytes)
         deleted = item.deleted
         self.seq = seq
+        self.fields = fields
     }
 
     /// Decodes by column index: the hot path of pulls and imports (faster than `Decodable`).
@@ -62,6 +67,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = row[8]
         deleted = row[9]
         seq = row[10]
+        fields = row[11]
     }
 
     var version: Version {
@@ -118,12 +124,13 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         statement.bind(origin, at: 9)
         statement.bind(deleted ? 1 : 0, at: 10)
         statement.bind(seq, at: 11)
+        statement.bind(fields, at: 12)
         _ = try statement.step()
         statement.reset()
     }
 
     /// Inserts the row through `statement` (an `INSERT ... ON CONFLICT DO NOTHING` with this
-    /// type's eleven parameters); true when it went in, false when the statement declined it.
+    /// type's twelve parameters); true when it went in, false when the statement declined it.
     func insert(with statement: borrowing RawStatement, _ db: Database) throws -> Bool {
         try write(with: statement)
         return db.changesCount > 0
@@ -134,23 +141,24 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// conflict clause left out).
     static let insertion = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+          imageSize, stamp, origin, deleted, seq, fields) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)
         """
 
     static let upsert = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+          imageSize, stamp, origin, deleted, seq, fields) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)
         ON CONFLICT(key) DO UPDATE SET name = excluded.name, serialNumber = excluded.serialNumber,
           valueInDollars = excluded.valueInDollars, dateCreated = excluded.dateCreated,
           imageDigest = excluded.imageDigest, imageSize = excluded.imageSize, stamp = excluded.stamp,
-          origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
+          origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq, fields = excluded.fields
         """
 
-    /// Rewrites the row of a key the store has (the same eleven parameters): what `upsert` does
+    /// Rewrites the row of a key the store has (the same twelve parameters): what `upsert` does
     /// for such a key, without first trying an insert that conflicts.
     static let update = """
         UPDATE item SET name = ?2, serialNumber = ?3, valueInDollars = ?4, dateCreated = ?5,
-          imageDigest = ?6, imageSize = ?7, stamp = ?8, origin = ?9, deleted = ?10, seq = ?11 WHERE key = ?1
+          imageDigest = ?6, imageSize = ?7, stamp = ?8, origin = ?9, deleted = ?10, seq = ?11, fields = ?12
+          WHERE key = ?1
         """
 
     /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
@@ -208,6 +216,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = row.optionalBlob(8) ?? Data()
         deleted = row.int64(9) != 0
         seq = row.int64(10)
+        fields = row.optionalBlob(11)
     }
 
     /// The current row for `key` (the lookup `fetchMany` makes).

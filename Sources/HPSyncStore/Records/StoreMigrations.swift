@@ -203,6 +203,22 @@ enum StoreMigrations {
                       epoch INTEGER NOT NULL);
                     """)
         }
+        // Field merge (Protocol.md 5.9): what an item row cannot say of its merge state (its
+        // fields' own versions and bases, the fields a tombstone keeps) in `fields`, NULL for
+        // an item that is one whole record; and the values that lost a clash, until an edit
+        // resolves them. Every existing row is a whole record: nothing to rewrite.
+        migrator.registerMigration("v12-field-merge") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE item ADD COLUMN fields BLOB;
+                    CREATE TABLE conflict (
+                      key TEXT NOT NULL, field TEXT NOT NULL, stamp INTEGER NOT NULL, origin BLOB NOT NULL,
+                      baseStamp INTEGER, baseOrigin BLOB, text TEXT, integer INTEGER, imageDigest BLOB,
+                      imageSize INTEGER,
+                      PRIMARY KEY (key, field, stamp, origin)) WITHOUT ROWID;
+                    CREATE INDEX conflict_on_imageDigest ON conflict(imageDigest) WHERE imageDigest IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 

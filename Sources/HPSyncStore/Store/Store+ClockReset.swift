@@ -75,7 +75,9 @@ extension Store {
                 var item = try row.item(origins: &origins)
                 let old = item.version
                 item.version = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
+                // Restamped whole: a version below the one it replaces cannot be a field edit.
                 try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                if row.fields != nil { try ConflictRecord.deleteAll(db, key: item.key) }
                 restamped.append(ClockReset.Restamp(key: item.key, old: old, new: item.version))
             }
             try changeClock.save(db)

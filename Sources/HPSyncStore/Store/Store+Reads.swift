@@ -61,7 +61,8 @@ extension Store {
             let meta = try MetaRecord.load(db)
             return StoreStatus(
                 items: rows.all - rows.tombstones, tombstones: rows.tombstones, images: images["images"],
-                imageBytes: images["imageBytes"], lastSeq: meta.lastSeq, peers: try PeerRecord.fetchCount(db))
+                imageBytes: images["imageBytes"], lastSeq: meta.lastSeq, peers: try PeerRecord.fetchCount(db),
+                conflicts: try Self.conflictCount(db))
         }
     }
 

@@ -93,6 +93,7 @@ extension RemoteApply {
                 if options.keepReplaced { try store.trash(victim, deleted: true, now: now, into: &trashInsertion) }
                 if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
+                if victim.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
                 effects.deleted.append(key)
                 effects.unlink.append(key)
             }

@@ -95,7 +95,7 @@ struct RemoteApply {
             var journaledKeys = Set<ItemKey>()
             func mayBeJournaled(_ key: ItemKey) -> Bool { journalHadRows || journaledKeys.contains(key) }
             for (index, record) in records.enumerated() {
-                let item =
+                var item =
                     record.item.deleted
                     ? Item.tombstone(key: record.item.key, version: record.item.version) : record.item
                 let key = item.key
@@ -104,32 +104,49 @@ struct RemoteApply {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
+                var stored = record.mergeState.map(StoredMergeState.init)
                 // A key the sink found no row for is inserted at once; a key the store has
                 // fails that insert and takes the way of the others.
                 let inserted =
                     try record.likelyNew && virtualTombstone == nil
-                    && Self.insertIfAbsent(item, with: insertion, clock: &changeClock)
+                    && Self.insertIfAbsent(item, fields: stored?.fields, with: insertion, clock: &changeClock)
                 let local = inserted ? nil : try ItemRecord.fetch(with: lookup, key: key)
                 if local != nil, !fullCache {
                     try Store.useFullWriterCache(db)
                     fullCache = true
                 }
-                if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
+                if let incoming = record.mergeState, let local {
+                    // Field merge: the join, written only when it holds more than the store's.
+                    let held = try Store.mergeState(db, local)
+                    let joined: ItemMergeState
+                    do { joined = try held.joined(with: incoming) } catch {
+                        throw StoreError.invalidRecord(key, reason: "\(error)")
+                    }
+                    if joined == held {
+                        result.skipped.append(key)
+                        continue
+                    }
+                    stored = StoredMergeState(joined)
+                    item = joined.item
+                } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
                 }
                 let localLive = local.map { !$0.deleted } ?? false
-                if options.keepReplaced, localLive, let local {
+                if options.keepReplaced, localLive, let local, try !Self.sameContents(local.item(), item) {
                     try store.trash(local, deleted: item.deleted, now: now, into: &trashInsertion)
                 }
                 if !item.deleted, let ref = item.image {
-                    if let temp = linked[index] {
+                    // A join may keep the store's photo while the record brought another.
+                    if let temp = linked[index], record.item.image == ref {
                         if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }
                         journaledKeys.insert(key)
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
-                    } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
+                    } else if record.imageMissing || record.mergeState != nil, !(localLive && local?.imageRef == ref) {
+                        // A join can also bring back a photo no peer sent here (one a tombstone
+                        // kept): healed by digest like an import's.
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
                         if mayBeJournaled(key), let old = try store.dropJournal(db, key: key) {
                             supersededHere.append(old)
@@ -147,9 +164,11 @@ struct RemoteApply {
                 if !inserted {
                     // A row read just above is there to update; without one (a virtual tombstone's
                     // key), the upsert inserts.
-                    let row = ItemRecord(item, seq: changeClock.nextSeq())
+                    let row = ItemRecord(item, seq: changeClock.nextSeq(), fields: stored?.fields)
                     if local == nil { try row.write(with: upsert) } else { try row.write(with: update) }
                 }
+                if local?.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
+                for conflict in stored?.conflicts ?? [] { try conflict.insert(db) }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
@@ -212,16 +231,24 @@ struct RemoteApply {
     /// Inserts `item` as a new row; false, with nothing written and its sequence number given
     /// back, when the store has a row for the key.
     private static func insertIfAbsent(
-        _ item: Item, with insertion: borrowing RawStatement, clock: inout ChangeClock
+        _ item: Item, fields: Data?, with insertion: borrowing RawStatement, clock: inout ChangeClock
     ) throws -> Bool {
         let seq = clock.nextSeq()
         do {
-            try ItemRecord(item, seq: seq).write(with: insertion)
+            try ItemRecord(item, seq: seq, fields: fields).write(with: insertion)
             return true
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             clock.returnSeq(seq)
             return false
         }
+    }
+
+    /// Whether two versions show the same item (a join that only added a conflict leaves the
+    /// trash alone).
+    private static func sameContents(_ one: Item, _ other: Item) -> Bool {
+        one.deleted == other.deleted && one.name == other.name && one.serialNumber == other.serialNumber
+            && one.valueInDollars == other.valueInDollars
+            && one.dateCreatedMilliseconds == other.dateCreatedMilliseconds && one.image == other.image
     }
 
     /// Checks what every record must respect, whatever the local state.

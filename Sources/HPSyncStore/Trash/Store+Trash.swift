@@ -86,7 +86,7 @@ extension Store {
             return copy
         }
         var dropped: String?
-        let restored = try commitLocal(key: entry.key, image: staged) { db, clock in
+        let restored = try commitLocal(key: entry.key, image: staged, fields: nil) { db, clock in
             if staged == nil { dropped = try dropJournal(db, key: entry.key) }
             return Item(
                 key: entry.key, name: entry.name, serialNumber: entry.serialNumber,

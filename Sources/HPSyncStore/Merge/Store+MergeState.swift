@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import HPSyncModel
+
+/// Reading and writing items' merge states (`ItemMergeState`, stored as `StoredMergeState`).
+extension Store {
+    /// The merge state of `key`, or nil when the store has no row for it.
+    package func mergeState(_ key: ItemKey) throws -> ItemMergeState? {
+        try read { db in try ItemRecord.fetch(db, key: key).map { try Self.mergeState(db, $0) } }
+    }
+
+    /// The open conflicts of live items, by key, field and losing version.
+    package func conflicts() throws -> [FieldConflict] {
+        try read { db in
+            let rows = try ItemRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM item WHERE deleted = 0 AND key IN (SELECT DISTINCT key FROM conflict) ORDER BY key
+                    """)
+            return try rows.flatMap { try Self.mergeState(db, $0).conflicts }
+        }
+    }
+
+    /// How many conflicts of live items are open.
+    package func conflictCount() throws -> Int {
+        try read { db in try Self.conflictCount(db) }
+    }
+
+    static func conflictCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflict JOIN item USING (key) WHERE item.deleted = 0") ?? 0
+    }
+
+    /// The merge state of the item `row` holds.
+    static func mergeState(_ db: Database, _ row: ItemRecord) throws -> ItemMergeState {
+        // Conflicts exist only beside field versions: a whole record has none to look up.
+        let conflicts = row.fields == nil ? [] : try ConflictRecord.fetchAll(db, key: ItemKey(storedCanonical: row.key))
+        return try StoredMergeState(item: row.item(), fields: row.fields, conflicts: conflicts).state()
+    }
+
+    /// The state of `item.key` after a local change that sets the fields `edit` names to
+    /// `item`'s values at `item.version`: each resolves its field's conflicts; the others keep
+    /// their versions. No row (a new key) makes a whole record; a tombstone comes back to life.
+    static func locallyEdited(_ db: Database, _ row: ItemRecord?, item: Item, edit: FieldEdit) throws
+        -> ItemMergeState
+    {
+        guard let row else { return ItemMergeState(record: item) }
+        var state = try mergeState(db, row)
+        do {
+            try state.apply(row.deleted ? FieldEdit(settingAllOf: item) : edit, at: item.version)
+        } catch {
+            throw StoreError.database("item \(item.key): \(error)")
+        }
+        return state
+    }
+
+    /// Writes `state` as its key's row with `seq`, and its conflicts in place of those of
+    /// `previous` (the row it replaces, if any). Returns the row written.
+    @discardableResult
+    static func writeMergeState(_ db: Database, _ state: ItemMergeState, seq: Int64, previous: ItemRecord?) throws
+        -> ItemRecord
+    {
+        let stored = StoredMergeState(state)
+        let row = ItemRecord(stored.item, seq: seq, fields: stored.fields)
+        try row.write(db)
+        if previous?.fields != nil { try ConflictRecord.deleteAll(db, key: state.key) }
+        for conflict in stored.conflicts { try conflict.insert(db) }
+        return row
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HPSyncModel
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncStore
+
+@Suite("Field merge in the store")
+struct StoreFieldMergeTests {
+    /// Every state the simulation's nodes reach reads back from its stored form unchanged.
+    @Test func storedStatesReadBackUnchanged() throws {
+        var checked = 0
+        for seed in 0..<300 {
+            var simulation = MergeSimulation(seed: UInt64(seed))
+            for _ in 0..<40 {
+                try simulation.step()
+                for node in simulation.nodes {
+                    for state in node.states.values {
+                        let stored = StoredMergeState(state)
+                        #expect(try stored.state() == state)
+                        #expect((stored.fields == nil) == state.isWholeRecord)
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked > 1_000)
+    }
+
+    /// Sends `key`'s merge state from `source` to `target`, as a field-merging peer would.
+    func send(_ key: ItemKey, from source: Store, to target: Store) throws {
+        let state = try #require(try source.mergeState(key))
+        var record = IncomingRecord(item: state.item)
+        record.mergeState = state
+        _ = try target.applyRemote([record], checkpoint: nil)
+    }
+
+    let clock = TestClock()
+
+    func twoStores() throws -> (Store, Store, [TempDirectory]) {
+        let dirs = [TempDirectory(), TempDirectory()]
+        let laptop = try Fixtures.makeStore(dirs[0], clock: clock, node: Fixtures.nodeA)
+        let desktop = try Fixtures.makeStore(dirs[1], clock: clock, node: Fixtures.nodeB)
+        return (laptop, desktop, dirs)
+    }
+
+    @Test func theGuitarKeepsBothEdits() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", valueInDollars: 0))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.edit(guitar.key, ItemEdit(name: "Fender Stratocaster"))
+        _ = try desktop.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        try send(guitar.key, from: laptop, to: desktop)
+        try send(guitar.key, from: desktop, to: laptop)
+        for store in [laptop, desktop] {
+            let item = try #require(try store.item(guitar.key))
+            #expect(item.name == "Fender Stratocaster")
+            #expect(item.valueInDollars == 1_200)
+            #expect(try store.conflicts().isEmpty)
+        }
+        #expect(try laptop.mergeState(guitar.key) == desktop.mergeState(guitar.key))
+        withExtendedLifetime(dirs) {}
+    }
+
+    @Test func aClashIsListedOnBothUntilAnEditResolvesIt() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        let guitar = try laptop.add(ItemDraft(name: "Guitar"))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.edit(guitar.key, ItemEdit(name: "Strat"))
+        _ = try desktop.edit(guitar.key, ItemEdit(name: "Telecaster"))
+        try send(guitar.key, from: laptop, to: desktop)
+        try send(guitar.key, from: desktop, to: laptop)
+        for store in [laptop, desktop] {
+            #expect(try store.conflictCount() == 1)
+            let conflict = try #require(try store.conflicts().first)
+            #expect(conflict.field == .name)
+            #expect(Set([conflict.kept, conflict.losing]) == [.text("Strat"), .text("Telecaster")])
+        }
+        #expect(try laptop.item(guitar.key) == desktop.item(guitar.key))
+
+        _ = try desktop.edit(guitar.key, ItemEdit(name: "Strat"))
+        #expect(try desktop.conflictCount() == 0)
+        try send(guitar.key, from: desktop, to: laptop)
+        #expect(try laptop.conflictCount() == 0)
+        #expect(try laptop.item(guitar.key)?.name == "Strat")
+        withExtendedLifetime(dirs) {}
+    }
+
+    @Test func aDeletionKeepsTheFieldsARevivalBringsBack() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", serialNumber: "SN-1"))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.delete([guitar.key])
+        #expect(try laptop.mergeState(guitar.key)?.isDeleted == true)
+        clock.advance(milliseconds: 10)
+        _ = try desktop.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        try send(guitar.key, from: desktop, to: laptop)
+        let revived = try #require(try laptop.item(guitar.key))
+        #expect(!revived.deleted)
+        #expect(revived.serialNumber == "SN-1")
+        #expect(revived.valueInDollars == 7)
+        withExtendedLifetime(dirs) {}
+    }
+}
