@@ -12,6 +12,18 @@ public struct Item: Hashable, Sendable, Codable {
     public var image: ImageRef?
     public var version: Version
     public var deleted: Bool
+    /// The item's whole merge state (Protocol.md 5.9) when it says more than this record does:
+    /// fields at versions of their own, open conflicts, the fields a tombstone keeps. nil for a
+    /// whole record. Behind a reference: most items have none, and batches hold thousands.
+    public var mergeState: ItemMergeState? {
+        get { mergeBox?.state }
+        set { mergeBox = newValue.map(MergeStateBox.init) }
+    }
+    private var mergeBox: MergeStateBox?
+
+    private enum CodingKeys: String, CodingKey {
+        case key, name, serialNumber, valueInDollars, dateCreatedMilliseconds, image, version, deleted
+    }
 
     public init(
         key: ItemKey, name: String, serialNumber: String? = nil, valueInDollars: Int64 = 0,
@@ -31,6 +43,14 @@ public struct Item: Hashable, Sendable, Codable {
     public static func tombstone(key: ItemKey, version: Version) -> Item {
         Item(key: key, name: "", dateCreatedMilliseconds: 0, version: version, deleted: true)
     }
+}
+
+/// An item's merge state behind a reference, compared by value.
+private final class MergeStateBox: Hashable, Sendable {
+    let state: ItemMergeState
+    init(_ state: ItemMergeState) { self.state = state }
+    static func == (lhs: MergeStateBox, rhs: MergeStateBox) -> Bool { lhs.state == rhs.state }
+    func hash(into hasher: inout Hasher) { hasher.combine(state) }
 }
 
 /// Limits every item must respect, whoever made it: the CLI, an import or a peer.

@@ -124,6 +124,8 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
                             items.map { item in
                                 var item = item
                                 if let digest = item.image?.digest { item.image?.digest = zeroFirst(digest) }
+                                // Its field candidates (version 5) name the old digest: sent as a whole record.
+                                item.mergeState = nil
                                 return item
                             })))
             case .imageChunk(var bytes) where !chunkAltered:

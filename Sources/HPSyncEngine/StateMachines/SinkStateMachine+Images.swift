@@ -94,7 +94,7 @@ extension SinkStateMachine {
             switch work.images[item.key] {
             case .fetched: fetching.append(item)
             case .localCopy, .staged: return nil
-            case .alreadyHere, nil: ahead.append(IncomingRecord(item: item, image: nil))
+            case .alreadyHere, nil: ahead.append(incomingRecord(item, nil))
             }
         }
         guard ahead.count >= BatchPolicy.aheadOfImages else { return nil }
@@ -128,21 +128,21 @@ extension SinkStateMachine {
     private mutating func assemble(_ work: inout PageWork, copies: [ItemKey: StagedImage]) -> Action {
         for item in work.winners {
             guard !item.deleted, let image = item.image, let source = work.images[item.key] else {
-                work.incoming.append(IncomingRecord(item: item, image: nil))
+                work.incoming.append(incomingRecord(item, nil))
                 continue
             }
             switch source {
             case .alreadyHere:
-                work.incoming.append(IncomingRecord(item: item, image: nil))
+                work.incoming.append(incomingRecord(item, nil))
             case .staged(let held):
-                work.incoming.append(IncomingRecord(item: item, image: held))
+                work.incoming.append(incomingRecord(item, held))
             case .localCopy:
                 guard let copy = copies[item.key] else { preconditionFailure("a local copy was not staged") }
                 work.pending.staged.append(copy)
-                work.incoming.append(IncomingRecord(item: item, image: copy))
+                work.incoming.append(incomingRecord(item, copy))
             case .fetched:
                 if let staged = work.fetched[image.digest] {
-                    work.incoming.append(IncomingRecord(item: item, image: staged))
+                    work.incoming.append(incomingRecord(item, staged))
                 } else {
                     // The source no longer has these bytes (changed meanwhile, or lost). The
                     // record is not applied without its image, and the checkpoint stays before

@@ -84,12 +84,15 @@ public enum FieldMergeError: Error, Hashable, Sendable, CustomStringConvertible 
     case staleEdit(version: Version, seen: Version)
     /// Two states of different items.
     case differentKeys(ItemKey, ItemKey)
+    /// A received state that breaks a rule.
+    case malformed(String)
 
     public var description: String {
         switch self {
         case .staleEdit(let version, let seen):
             "an edit stamped \(version) is not newer than the version \(seen) it replaces"
         case .differentKeys(let one, let other): "cannot merge item \(one) with item \(other)"
+        case .malformed(let reason): "malformed field versions: \(reason)"
         }
     }
 }

@@ -11,6 +11,12 @@ enum BulkMessageEncoder {
     /// The envelope's bytes, or nil for a message of another kind.
     static func encode(_ message: Message) -> [UInt8]? {
         switch message {
+        // Version 5's merge digests and candidates are rare (items whose fields merged): they
+        // take the generic route.
+        case .manifestPage(let page) where page.entries.contains(where: { $0.mergeDigest != 0 }):
+            return nil
+        case .records(let items) where items.contains(where: { $0.mergeState != nil }):
+            return nil
         case .manifestPage(let page):
             let size = page.entries.reduce(pageFieldsSize(page)) { $0 + nestedSize(entrySize($1)) }
             return envelope(field: 4, size: size) { writer in

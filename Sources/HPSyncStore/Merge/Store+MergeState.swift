@@ -2,6 +2,16 @@ import Foundation
 import GRDB
 import HPSyncModel
 
+extension ItemRecord {
+    /// The row's item, with its merge state when the row has field versions (what a source
+    /// sends and a sink compares, Protocol.md 5.9); a whole record reads as before.
+    func itemWithMergeState(_ db: Database, origins: inout OriginCache) throws -> Item {
+        var item = try item(origins: &origins)
+        if fields != nil { item.mergeState = try Store.mergeState(db, self) }
+        return item
+    }
+}
+
 /// Reading and writing items' merge states (`ItemMergeState`, stored as `StoredMergeState`).
 extension Store {
     /// The merge state of `key`, or nil when the store has no row for it.

@@ -124,9 +124,11 @@ extension Store {
             var origins = OriginCache()
             var counts = FeedCounts(entries: Int64(rows.count), tombstones: 0, imageBytes: 0)
             for row in rows {
-                let item = try row.item(origins: &origins)
+                let item = try row.itemWithMergeState(db, origins: &origins)
                 page.entries.append(
-                    ChangeEntry(key: item.key, version: item.version, deleted: row.deleted, seq: row.seq))
+                    ChangeEntry(
+                        key: item.key, version: item.version, deleted: row.deleted, seq: row.seq,
+                        mergeDigest: item.mergeDigest))
                 if row.deleted {
                     counts.tombstones += 1
                 } else {
@@ -185,7 +187,7 @@ extension Store {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var origins = OriginCache()
-            return try keys.compactMap { try rows[$0.rawValue]?.item(origins: &origins) }
+            return try keys.compactMap { try rows[$0.rawValue]?.itemWithMergeState(db, origins: &origins) }
         }
     }
 

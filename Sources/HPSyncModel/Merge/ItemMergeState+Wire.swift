@@ -1,0 +1,123 @@
+/// One candidate of any field, as the wire lists it (Protocol.md 5.9).
+public struct ListedCandidate: Hashable, Sendable {
+    public var field: ItemField
+    public var content: FieldContent
+    public var version: Version
+    public var base: Version?
+
+    public init(field: ItemField, content: FieldContent, version: Version, base: Version?) {
+        self.field = field
+        self.content = content
+        self.version = version
+        self.base = base
+    }
+}
+
+extension ItemMergeState {
+    /// Every candidate of every field, field by field in `ItemField` order, each field's
+    /// greatest version first.
+    public var listedCandidates: [ListedCandidate] {
+        var result: [ListedCandidate] = []
+        func list<Value>(_ field: ItemField, _ state: FieldState<Value>, _ content: (Value) -> FieldContent) {
+            for candidate in state.candidates {
+                result.append(
+                    ListedCandidate(
+                        field: field, content: content(candidate.value), version: candidate.version,
+                        base: candidate.base))
+            }
+        }
+        list(.name, name) { .text($0) }
+        list(.serialNumber, serialNumber) { .optionalText($0) }
+        list(.valueInDollars, valueInDollars) { .integer($0) }
+        list(.dateCreated, dateCreated) { .integer($0) }
+        list(.photo, photo) { .photo($0) }
+        return result
+    }
+
+    /// The state a record and its listed candidates describe: the record says the key, the
+    /// item's version and whether it is deleted; the candidates say the rest. Throws unless the
+    /// candidates are well formed (a base below its version, each value of its field's type, a
+    /// live item with every field) and the state shows exactly the record.
+    public init(record: Item, candidates: [ListedCandidate]) throws(FieldMergeError) {
+        var names: [FieldCandidate<String>] = []
+        var serials: [FieldCandidate<String?>] = []
+        var values: [FieldCandidate<Int64>] = []
+        var dates: [FieldCandidate<Int64>] = []
+        var photos: [FieldCandidate<ImageRef?>] = []
+        for listed in candidates {
+            func candidate<Value>(_ value: Value) throws(FieldMergeError) -> FieldCandidate<Value> {
+                guard let made = FieldCandidate(value: value, version: listed.version, base: listed.base) else {
+                    throw .malformed("a \(listed.field.rawValue) candidate's base is not below its version")
+                }
+                return made
+            }
+            switch (listed.field, listed.content) {
+            case (.name, .text(let text)): names.append(try candidate(text))
+            case (.serialNumber, .optionalText(let text)): serials.append(try candidate(text))
+            case (.valueInDollars, .integer(let value)): values.append(try candidate(value))
+            case (.dateCreated, .integer(let value)): dates.append(try candidate(value))
+            case (.photo, .photo(let ref)): photos.append(try candidate(ref))
+            default: throw .malformed("a \(listed.field.rawValue) candidate holds a value of another type")
+            }
+        }
+        guard
+            let state = ItemMergeState(
+                key: record.key, name: FieldState(names), serialNumber: FieldState(serials),
+                valueInDollars: FieldState(values), dateCreated: FieldState(dates), photo: FieldState(photos),
+                deletion: record.deleted ? record.version : nil)
+        else { throw .malformed("no candidates") }
+        var plain = record
+        plain.mergeState = nil
+        if record.deleted { plain = .tombstone(key: record.key, version: record.version) }
+        guard state.item == plain, state.isDeleted == record.deleted else {
+            throw .malformed("its candidates describe another version than the record")
+        }
+        self = state
+    }
+
+    /// The bytes the merge digest hashes (Protocol.md 5.9): per field in `ItemField` order the
+    /// number of candidates (4 bytes), then each candidate, greatest version first: version,
+    /// base (a 0 byte when unknown, else 1 and the version), value. The deletion is left out:
+    /// a deleted item's is its version, which the manifest entry says. A version is its stamp (8 bytes) and origin (32); integers
+    /// are big-endian; a text is its UTF-8 length (4 bytes) and bytes; an absent serial number
+    /// or photo is a 0 byte, a present one 1 and its text, or its digest and size (8 bytes).
+    public var digestInput: [UInt8] {
+        var bytes: [UInt8] = []
+        func integer<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.bigEndian) { bytes += $0 } }
+        func version(_ version: Version) {
+            integer(version.stamp.rawValue)
+            bytes += version.origin.bytes
+        }
+        func text(_ text: String) {
+            integer(UInt32(text.utf8.count))
+            bytes += text.utf8
+        }
+        for field in ItemField.allCases {
+            let listed = listedCandidates.filter { $0.field == field }
+            integer(UInt32(listed.count))
+            for candidate in listed {
+                version(candidate.version)
+                if let base = candidate.base {
+                    bytes.append(1)
+                    version(base)
+                } else {
+                    bytes.append(0)
+                }
+                switch candidate.content {
+                case .text(let value): text(value)
+                case .optionalText(let value):
+                    bytes.append(value == nil ? 0 : 1)
+                    if let value { text(value) }
+                case .integer(let value): integer(value)
+                case .photo(let ref):
+                    bytes.append(ref == nil ? 0 : 1)
+                    if let ref {
+                        bytes += ref.digest.bytes
+                        integer(ref.size)
+                    }
+                }
+            }
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncEngine
+
+/// Field merge over real sessions (protocol version 5, Protocol.md 5.9).
+@Suite struct FieldMergeSyncTests {
+    /// Pulls with the client offering at most `maxVersion`.
+    @discardableResult
+    static func pull(_ client: TestNode, from server: TestNode, maxVersion: UInt32 = ProtocolLimits.maxVersion)
+        throws -> SyncReport
+    {
+        try Sync.session(client, server, .pipe) { channel in
+            var hooks = EngineTestHooks()
+            hooks.maxVersion = maxVersion
+            return try SyncClient(store: client.store, logger: quietLogger, testHooks: hooks).pull(
+                over: channel, serverNodeID: server.nodeID, peerName: server.name)
+        } wrap: {
+            $0
+        }
+    }
+
+    /// Two nodes that pull from each other, sharing one clock (advanced between edits).
+    func pair() throws -> (TestNode, TestNode, TestClock) {
+        let clock = TestClock()
+        let laptop = try TestNode("laptop", clock: clock)
+        let desktop = try TestNode("desktop", clock: clock)
+        try laptop.allow(desktop)
+        try desktop.allow(laptop)
+        return (laptop, desktop, clock)
+    }
+
+    @Test(arguments: Transport.allCases) func theGuitarKeepsBothEdits(_ transport: Transport) throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop, over: transport)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Fender Stratocaster"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        try Sync.pull(desktop, from: laptop, over: transport)
+        try Sync.pull(laptop, from: desktop, over: transport)
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.item(guitar.key))
+            #expect(item.name == "Fender Stratocaster")
+            #expect(item.valueInDollars == 1_200)
+            #expect(try node.store.conflictCount() == 0)
+        }
+        #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
+        // Converged: neither side has anything for the other.
+        #expect(try Sync.pull(desktop, from: laptop, over: transport).recordsTransferred == 0)
+        #expect(try Sync.pull(laptop, from: desktop, over: transport).recordsTransferred == 0)
+    }
+
+    @Test func aClashIsListedOnBothUntilAnEditResolvesIt() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar")
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Strat"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(name: "Telecaster"))
+        try Sync.pull(desktop, from: laptop)
+        try Sync.pull(laptop, from: desktop)
+        for node in [laptop, desktop] {
+            #expect(try node.store.item(guitar.key)?.name == "Telecaster")
+            let conflicts = try node.store.conflicts()
+            #expect(conflicts.map(\.losing) == [.text("Strat")])
+        }
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Strat"))
+        #expect(try laptop.store.conflictCount() == 0)
+        try Sync.pull(desktop, from: laptop)
+        #expect(try desktop.store.conflictCount() == 0)
+        #expect(try desktop.store.item(guitar.key)?.name == "Strat")
+        try Sync.pull(laptop, from: desktop)
+        #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
+    }
+
+    /// A peer of version 4 merges whole records: the newer record wins, as before field merge.
+    @Test func aVersion4SessionMergesWholeRecords() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Self.pull(desktop, from: laptop, maxVersion: 4)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Fender Stratocaster"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        try Self.pull(laptop, from: desktop, maxVersion: 4)
+        let item = try #require(try laptop.store.item(guitar.key))
+        #expect(item.valueInDollars == 1_200)
+        #expect(item.name == "Guitar")
+    }
+
+    /// A deletion on one node and an edit of another field on the other: the newer wins the
+    /// item, and a revival brings back every field, the deleting node's own edits included.
+    @Test func aRevivalBringsBackTheFieldsATombstoneKept() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(serialNumber: .set("SN-1")))
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.delete([guitar.key])
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        try Sync.pull(desktop, from: laptop)
+        try Sync.pull(laptop, from: desktop)
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.item(guitar.key))
+            #expect(!item.deleted)
+            #expect(item.serialNumber == "SN-1")
+            #expect(item.valueInDollars == 7)
+        }
+    }
+}
