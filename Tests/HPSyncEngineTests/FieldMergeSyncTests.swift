@@ -118,4 +118,36 @@ import Testing
             #expect(item.valueInDollars == 7)
         }
     }
+
+    /// A photo clash: the node whose photo lost keeps its bytes for the Conflicts page, and
+    /// taking it back is an edit that every node then follows.
+    @Test func aLosingPhotoIsKeptAndCanBeTakenBack() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar")
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        try laptop.setImage(guitar.key, jpeg(1))
+        clock.advance(milliseconds: 10)
+        try desktop.setImage(guitar.key, jpeg(2))
+        try Sync.pull(laptop, from: desktop)
+        try Sync.pull(desktop, from: laptop)
+        let first = SHA256.hash(jpeg(1))
+        for node in [laptop, desktop] {
+            #expect(try node.store.item(guitar.key)?.image?.digest == SHA256.hash(jpeg(2)))
+            #expect(try node.store.conflicts().map(\.losing) == [.photo(ImageRef(digest: first, size: 3000))])
+        }
+        let kept = try #require(try laptop.store.conflictPhotoFile(first))
+        #expect(Array(try Data(contentsOf: kept)) == jpeg(1))
+        #expect(try desktop.store.conflictPhotoFile(first) == nil, "the desktop never had those bytes")
+
+        let losing = try #require(try laptop.store.conflicts().first).losingVersion
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.takeLosingValue(guitar.key, field: .photo, losing: losing)
+        try Sync.pull(desktop, from: laptop)
+        for node in [laptop, desktop] {
+            #expect(try node.store.conflictCount() == 0)
+            #expect(node.imageBytes(guitar.key) == jpeg(1))
+            #expect(try node.store.verify(repair: false).isClean)
+        }
+    }
 }

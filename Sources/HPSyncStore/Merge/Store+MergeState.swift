@@ -31,6 +31,19 @@ extension Store {
         }
     }
 
+    /// The bytes of a photo that lost a clash (or any photo with `digest` this store holds):
+    /// an item's file, else the trash folder's copy; nil when neither has them.
+    package func conflictPhotoFile(_ digest: SHA256Digest) throws -> URL? {
+        if let live = try imageFile(withDigest: digest) { return live }
+        let ref = try read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT imageSize FROM conflict WHERE imageDigest = ? LIMIT 1", arguments: [Data(digest.bytes)]
+            )
+        }.map { ImageRef(digest: digest, size: $0) }
+        guard let ref, trashImages.isIntact(ref) else { return nil }
+        return URL(fileURLWithPath: trashImages.path(digest))
+    }
+
     /// How many conflicts of live items are open.
     package func conflictCount() throws -> Int {
         try read { db in try Self.conflictCount(db) }

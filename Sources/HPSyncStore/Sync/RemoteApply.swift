@@ -128,6 +128,19 @@ struct RemoteApply {
                     }
                     stored = StoredMergeState(joined)
                     item = joined.item
+                    // A photo that loses a clash here keeps its bytes for the conflicts view: a
+                    // copy in the trash folder, before its file is replaced.
+                    func losing(_ ref: ImageRef) -> Bool {
+                        item.image != ref && joined.photo.conflicts.contains(where: { $0.value == ref })
+                    }
+                    if !local.deleted, let mine = local.imageRef, losing(mine) {
+                        trashInsertion.addImage(
+                            source: store.images.finalPath(key), ref: mine, trash: store.trashDirectory)
+                    }
+                    if let theirs = record.item.image, let temp = linked[index], losing(theirs) {
+                        trashInsertion.addImage(
+                            source: store.images.tempPath(temp), ref: theirs, trash: store.trashDirectory)
+                    }
                 } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue

@@ -109,7 +109,9 @@ extension Store {
             let removed = try TrashRecord.filter(TrashRecord.Columns.trashedAt <= cutoff).deleteAll(db)
             let digests = try Data.fetchAll(
                 db, TrashRecord.select(TrashRecord.Columns.imageDigest).filter(TrashRecord.Columns.imageDigest != nil))
-            let kept = Set(digests.compactMap { SHA256Digest(bytes: Array($0))?.hex })
+            // The losing photos of open conflicts are kept there too (`RemoteApply`).
+            let losing = try Data.fetchAll(db, sql: "SELECT imageDigest FROM conflict WHERE imageDigest IS NOT NULL")
+            let kept = Set((digests + losing).compactMap { SHA256Digest(bytes: Array($0))?.hex })
             let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
             for name in files where !kept.contains(name) {
                 _ = FileIO.unlinkIfPresent(trashDirectory.appendingPathComponent(name).path)
