@@ -11,10 +11,8 @@ enum BulkMessageEncoder {
     /// The envelope's bytes, or nil for a message of another kind.
     static func encode(_ message: Message) -> [UInt8]? {
         switch message {
-        // Version 5's merge digests and candidates are rare (items whose fields merged): they
-        // take the generic route.
-        case .manifestPage(let page) where page.entries.contains(where: { $0.mergeDigest != 0 }):
-            return nil
+        // Version 5's candidates are rare (items whose fields merged): they take the generic
+        // route; merge digests are written here (a page of edits has many).
         case .records(let items) where items.contains(where: { $0.mergeState != nil }):
             return nil
         case .manifestPage(let page):
@@ -67,7 +65,7 @@ enum BulkMessageEncoder {
     private static func entrySize(_ entry: ManifestEntry) -> Int {
         bytesFieldSize(entry.key.rawValue.utf8.count) + varintFieldSize(entry.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(entry.deleted ? 1 : 0)
-            + varintFieldSize(UInt64(entry.seq))
+            + varintFieldSize(UInt64(entry.seq)) + (entry.mergeDigest == 0 ? 0 : 9)
     }
 
     private static func write(_ entry: ManifestEntry, into writer: inout ProtobufWriter) {
@@ -76,6 +74,7 @@ enum BulkMessageEncoder {
         writer.field(3, bytes: entry.version.origin.bytes)
         writer.field(4, entry.deleted ? 1 : 0)
         writer.field(5, UInt64(entry.seq))
+        writer.fixed64(6, entry.mergeDigest)
     }
 
     // MARK: - Records
@@ -143,6 +142,7 @@ struct ProtobufWriter {
     /// The wire types this writer writes.
     enum WireType: UInt8 {
         case varint = 0
+        case fixed64 = 1
         case lengthDelimited = 2
     }
 
@@ -179,6 +179,13 @@ struct ProtobufWriter {
         guard value != 0 else { return }
         tag(number, .varint)
         varint(value)
+    }
+
+    /// A fixed64 field, left out at 0 (one byte of tag, eight little-endian bytes).
+    mutating func fixed64(_ number: UInt64, _ value: UInt64) {
+        guard value != 0 else { return }
+        tag(number, .fixed64)
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     /// A string field, left out when empty.
