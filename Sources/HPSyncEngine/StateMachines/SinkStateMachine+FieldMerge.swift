@@ -12,7 +12,10 @@ extension SinkStateMachine {
     /// newer, as before.
     func incomingRecord(_ item: Item, _ image: StagedImage?) -> IncomingRecord {
         var record = IncomingRecord(item: item, image: image)
-        if mergesFields { record.mergeState = item.mergeState ?? ItemMergeState(record: item) }
+        if mergesFields {
+            record.joinsFields = true
+            record.mergeState = item.mergeState
+        }
         return record
     }
 }

@@ -55,8 +55,10 @@ extension Store {
 
     /// The merge state of the item `row` holds.
     static func mergeState(_ db: Database, _ row: ItemRecord) throws -> ItemMergeState {
-        // Conflicts exist only beside field versions: a whole record has none to look up.
-        let conflicts = row.fields == nil ? [] : try ConflictRecord.fetchAll(db, key: ItemKey(storedCanonical: row.key))
+        // Conflicts exist only beside field versions whose format byte says so.
+        let conflicts =
+            row.fields?.first == StoredMergeState.formatWithConflicts
+            ? try ConflictRecord.fetchAll(db, key: ItemKey(storedCanonical: row.key)) : []
         return try StoredMergeState(item: row.item(), fields: row.fields, conflicts: conflicts).state()
     }
 

@@ -7,7 +7,8 @@ import HPSyncModel
 ///
 /// `fields` is NULL for most items: every field at the row's version with its base unknown,
 /// or a tombstone without fields (`ItemMergeState.isWholeRecord`). Otherwise it holds, after a
-/// format byte and a table of the origins it names other than the row's, one entry per field
+/// format byte (1, or 2 when `conflict` has rows for the item: most have none, and a reader
+/// then skips that lookup) and a table of the origins it names other than the row's, one entry per field
 /// in `ItemField` order: a flags byte (1: the field's own version follows, 2: its base follows,
 /// 4: the field holds nothing, 8: its value follows, for the fields a tombstone keeps), then
 /// each version as a stamp (8 bytes, little-endian) and an origin index (0: the row's origin).
@@ -17,6 +18,7 @@ struct StoredMergeState {
     var conflicts: [ConflictRecord]
 
     static let format: UInt8 = 1
+    static let formatWithConflicts: UInt8 = 2
 
     init(item: Item, fields: Data?, conflicts: [ConflictRecord]) {
         self.item = item
@@ -64,7 +66,7 @@ struct StoredMergeState {
         // A 255-origin table would take a history no household makes; past it, indexes wrap
         // and the check on reading refuses the row rather than misread it.
         var writer = MergeByteWriter()
-        writer.u8(Self.format)
+        writer.u8(conflicts.isEmpty ? Self.format : Self.formatWithConflicts)
         writer.u8(UInt8(truncatingIfNeeded: origins.count))
         for origin in origins { writer.raw(origin.bytes) }
         writer.raw(body.bytes)
@@ -78,7 +80,7 @@ struct StoredMergeState {
             throw StoreError.database("item \(item.key) has conflicts but no field versions")
         }
         var reader = MergeByteReader(fields)
-        guard try reader.u8() == Self.format else {
+        guard [Self.format, Self.formatWithConflicts].contains(try reader.u8()) else {
             throw StoreError.database("item \(item.key) has field versions in an unknown format")
         }
         let record = item.version

@@ -19,12 +19,18 @@ package struct IncomingRecord: Sendable {
     /// row to merge with. Only a hint: a row that appeared meanwhile fails the insert, and the
     /// record then takes the usual way.
     package var likelyNew = false
-    /// The item's whole merge state, from a peer that merges fields (protocol version 5): it
-    /// is joined with the store's (`ItemMergeState`). nil for a whole record from a peer that
-    /// does not: it replaces the store's version only when newer, as before field merge.
+    /// The record joins the store's state field by field (protocol version 5, `ItemMergeState`);
+    /// false for a peer that merges whole records: it replaces the store's version only when
+    /// newer, as before field merge.
+    package var joinsFields = false
+    /// With `joinsFields`, the record's merge state when it says more than the record (nil for
+    /// a whole record, which joins as one). Setting it sets `joinsFields`.
     package var mergeState: ItemMergeState? {
         get { merge?.state }
-        set { merge = newValue.map(MergeBox.init) }
+        set {
+            merge = newValue.map(MergeBox.init)
+            if newValue != nil { joinsFields = true }
+        }
     }
     /// Behind a reference: most records have no image, and a batch holds up to 20,000 records,
     /// two batches at once (one gathering, one committing). Inline, the staged image made each

@@ -115,8 +115,13 @@ struct RemoteApply {
                     try Store.useFullWriterCache(db)
                     fullCache = true
                 }
-                if let incoming = record.mergeState, let local {
-                    // Field merge: the join, written only when it holds more than the store's.
+                // Field merge: the join, written only when it holds more than the store's. Two whole
+                // records join as the record-level rule below says, without building states; a
+                // tombstone that deletes a live item keeps its fields.
+                if record.joinsFields, let local,
+                    record.mergeState != nil || local.fields != nil || (item.deleted && !local.deleted)
+                {
+                    let incoming = record.mergeState ?? ItemMergeState(record: item)
                     let held = try Store.mergeState(db, local)
                     let joined: ItemMergeState
                     do { joined = try held.joined(with: incoming) } catch {
@@ -157,7 +162,7 @@ struct RemoteApply {
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
-                    } else if record.imageMissing || record.mergeState != nil, !(localLive && local?.imageRef == ref) {
+                    } else if record.imageMissing || record.joinsFields, !(localLive && local?.imageRef == ref) {
                         // A join can also bring back a photo no peer sent here (one a tombstone
                         // kept): healed by digest like an import's.
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
