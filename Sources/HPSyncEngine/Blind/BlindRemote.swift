@@ -99,23 +99,6 @@ final class BlindRemote {
         return header.size == expectedSize
     }
 
-    /// Uploads a sealed photo of `size` bytes that `produce` writes through the given sender.
-    func upload(_ id: BlindID, size: Int64, _ produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws {
-        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: size)))
-        var sent: Int64 = 0
-        try produce { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(bytes.count, offset + ProtocolLimits.chunkSize)
-                try bytes[offset..<end].withUnsafeBytes { try channel.sendImageChunk($0) }
-                offset = end
-            }
-            sent += Int64(bytes.count)
-        }
-        precondition(sent == size, "a sealed photo's size is computed before it is sealed")
-        _ = try putDone()
-    }
-
     /// Stores `objects`; returns what the store did.
     func put(_ objects: [BlindObject]) throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
         try channel.send(.blindPut(objects))

@@ -139,11 +139,7 @@ final class BlindSink {
         guard var current = upload else { return }
         try send(current.sealer.finish())
         upload = nil
-        let reply = try remote.channel.receiveMessage(expecting: "BlindPutDone")
-        guard case .blindPutDone = reply else {
-            if case .error(let error) = reply { throw SyncError.refusedByPeer(error) }
-            throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "BlindPutDone"))
-        }
+        // No answer: the blind store makes it durable before its next BlindPutDone.
         uploaded.insert(current.id)
         counts.images += 1
         counts.imageBytes += current.size
@@ -173,12 +169,13 @@ final class BlindSink {
                     counts.updated += 1
                 }
             }
-            try catchUp()
-            try store.noteBlindItems(
-                peer: peer.nodeID,
-                held.compactMap { object in
-                    heldItems[object.entry.id].map { (object.entry, $0.key, $0.deleted) }
-                })
+            var known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
+            for object in held {
+                if let item = heldItems[object.entry.id] {
+                    known[object.entry.id] = (item.version, item.key, item.deleted)
+                }
+            }
+            try catchUp(known: known)
         }
         held = []
         heldItems = [:]
@@ -198,13 +195,13 @@ final class BlindSink {
     }
 
     /// Mirrors what the blind store listed since this node's last look (its own writes).
-    private func catchUp() throws {
+    private func catchUp(known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]) throws {
         let state = try store.blindPeerState(peer.nodeID)
         let since = state?.throughSeq ?? 0
         try remote.list(after: since) { listed in
             try store.mirrorBlindEntries(
                 peer: peer.nodeID, listed.entries,
-                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch))
+                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch), known: known)
         }
     }
 

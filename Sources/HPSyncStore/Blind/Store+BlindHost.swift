@@ -29,6 +29,9 @@ extension Store {
 
     package func sealedPhotoURL(_ id: BlindID) -> URL { sealedPhotoDirectory.appendingPathComponent(id.hex) }
 
+    /// Makes the renames of committed uploads durable.
+    package func syncSealedPhotoDirectory() throws { try FileIO.syncDirectory(sealedPhotoDirectory.path) }
+
     /// The head, or epoch 0 with nothing sealed when none was written yet.
     package func blindHead() throws -> BlindHeadMessage {
         try read { db in
