@@ -205,21 +205,13 @@ import Testing
     }
 
     @Test func attacksAreRefusedWhileAWellBehavedClientIsServed() throws {
-        let primary = try BinaryRunner()
-        let backup = try BinaryRunner()
-        defer {
-            primary.cleanUp()
-            backup.cleanUp()
-        }
-        try #require(try primary.run(["init"]).status == 0)
-        try #require(try backup.run(["init"]).status == 0)
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let (primary, backup) = (pair.primary, pair.backup)
         let photo = try primary.file("photo.jpg", Images.jpeg + Array(repeating: 1, count: 20_000))
         for i in 0..<20 {
             try primary.run(["add", "--name", "Item \(i)"] + (i % 5 == 0 ? ["--image", photo.path] : []))
         }
-        let primaryID = try primary.nodeID()
-        let backupID = try backup.nodeID()
-        try primary.run(["peer", "add", "backup", backupID])
         let attackerHome = primary.root.appendingPathComponent("attacker")
         try FileManager.default.createDirectory(at: attackerHome, withIntermediateDirectories: true)
         let identity = try NodeIdentity.create(in: attackerHome)
@@ -229,11 +221,8 @@ import Testing
         let stranger = try NodeIdentity.create(in: strangerHome)
 
         let maxConnections = 6
-        let server = try ServeProcess(
-            primary,
+        let server = try pair.serve(
             extra: ["--handshake-timeout", "2s", "--idle-timeout", "3s", "--max-connections", "\(maxConnections)"])
-        defer { _ = server.stop() }
-        try backup.run(["peer", "add", "primary", primaryID, "--address", server.address])
         let before = try Self.fingerprint(primary)
 
         // The well-behaved client pulls in a loop for the whole attack.
