@@ -210,11 +210,16 @@ import Testing
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Desk"])
         let server = try pair.serve(extra: ["--max-connections", "1", "--idle-timeout", "20s"])
-        // Another trusted peer says Hello and stalls: the one session slot is taken.
+        // Another trusted peer says Hello and stalls: the one session slot is taken once the
+        // server has answered its Hello.
         let attacker = try HostileInputTests.Attacker.listed(as: "holder", on: pair.primary, port: server.port)
         let holder = try attacker.connect()
         try holder.write(attacker.hello(.pull))
-        Thread.sleep(forTimeInterval: 0.3)
+        let admitted = try HostileInputTests.Attacker.readFrame(holder)
+        guard case .message(let reply)? = admitted, case .hello? = reply.body else {
+            Issue.record("the holder was not admitted: \(String(describing: admitted))")
+            return
+        }
         let busy = try pair.backup.run(["pull", "primary"])
         #expect(busy.status == 75, "\(busy.stderr)")
         #expect(busy.stderr.contains("ERROR_BUSY"))

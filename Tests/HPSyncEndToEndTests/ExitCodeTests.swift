@@ -92,9 +92,10 @@ import Testing
                 try scratch.run(["init", "--store", aFile.path], withStore: false)
             },
             Case(code: 75, situation: "a server shedding connections before TLS", says: ["busy"]) {
+                // Past the pending cap (8 by default), which is full once the server shed the rest.
                 let flood = (0..<12).map { _ in HeldConnection(port: server.port) }
                 defer { flood.forEach { $0.close() } }
-                Thread.sleep(forTimeInterval: 0.3)
+                HeldConnection.waitUntilClosed(flood, count: 4)
                 return try backup.run(["pull", "primary"])
             },
             Case(code: 76, situation: "a peer that breaks the protocol", says: ["protocol"]) {

@@ -25,17 +25,15 @@ struct GuardAndStatusTests {
         let pair = try Pair()
         defer { pair.cleanUp() }
         _ = try pair.primary.addItems(2)
-        try pair.serve()
+        let server = try pair.serve()
         let (primary, backup) = (pair.primary, pair.backup)
         let never = try primary.run(["status", "--check", "1h", "--peer", "backup"])
         #expect(never.status == 1)
         #expect(try backup.run(["pull", "primary"]).status == 0)
-        // The server records the session when it ends; give it a moment after the client's exit.
-        var checked = try primary.run(["status", "--check", "1h", "--peer", "backup"])
-        for _ in 0..<50 where checked.status != 0 {
-            Thread.sleep(forTimeInterval: 0.1)
-            checked = try primary.run(["status", "--check", "1h", "--peer", "backup"])
-        }
+        // The server records the session when it ends, after the client may have exited: wait
+        // for the line it logs once it has.
+        #expect(server.waitForSessionDone(peer: "backup"), "the server logged no end of the session")
+        let checked = try primary.run(["status", "--check", "1h", "--peer", "backup"])
         #expect(checked.status == 0, "\(checked.stderr)")
         #expect(!checked.text.contains("never synced"))
     }

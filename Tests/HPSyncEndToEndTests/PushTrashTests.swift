@@ -11,10 +11,9 @@ import Testing
         let (primary, backup) = (pair.primary, pair.backup)
         try primary.run(["edit", keys[0], "--value", "222"])
         try primary.run(["edit", keys[1], "--name", "Server side"])
-        // Later stamps win by the merge rule.
-        Thread.sleep(forTimeInterval: 0.01)
-        try backup.run(["edit", keys[0], "--value", "111"])
-        try backup.run(["rm", keys[1]])
+        // Later stamps win by the merge rule: the client's edits are made a second later.
+        try backup.later(["edit", keys[0], "--value", "111"], seconds: 1)
+        try backup.later(["rm", keys[1]], seconds: 1)
         let pushed = try backup.run(["push", "primary", "--quiet"])
         try #require(pushed.status == 0, "\(pushed.stderr)")
         #expect(try primary.run(["show", keys[0]]).text.contains("111"))

@@ -101,6 +101,17 @@ public struct BinaryRunner: Sendable {
         return try run(arguments, clockOffset: "+\(seconds)s")
     }
 
+    /// Runs `arguments` as if `seconds` ago, so that what runs next is that much older: with the
+    /// clock moved back by faketime, else by really waiting afterwards.
+    @discardableResult
+    public func earlier(_ arguments: [String], seconds: Int) throws -> Result {
+        guard Self.canFakeTime else {
+            defer { Thread.sleep(forTimeInterval: Double(seconds)) }
+            return try run(arguments)
+        }
+        return try run(arguments, clockOffset: "-\(seconds)s")
+    }
+
     /// The node ID `hp-sync id` prints for this runner's store.
     public func nodeID() throws -> String {
         try run(["id"]).text.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -66,6 +66,15 @@ public final class ServeProcess {
         return satisfied
     }
 
+    /// Waits until the server logs the end of `count` sessions with `peer` ("session done",
+    /// written once the session is recorded for `status`); returns whether it did in time.
+    @discardableResult
+    public func waitForSessionDone(peer: String, count: Int = 1, timeout: TimeInterval = 10) -> Bool {
+        waitForLog(timeout: timeout) { text in
+            text.split(separator: "\n").count { $0.contains("session done") && $0.contains("peer=\(peer)") } >= count
+        }
+    }
+
     /// Sends SIGTERM, waits, and returns the exit status and the whole log. Once stopped, it
     /// answers the same again.
     @discardableResult
