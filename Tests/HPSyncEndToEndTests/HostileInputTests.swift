@@ -221,8 +221,13 @@ import Testing
         let stranger = try NodeIdentity.create(in: strangerHome)
 
         let maxConnections = 6
+        // 2 s in CI; serve's default in the long slowloris round.
+        let handshakeTimeout = SlowlorisRound.handshakeTimeout(short: 2)
         let server = try pair.serve(
-            extra: ["--handshake-timeout", "2s", "--idle-timeout", "3s", "--max-connections", "\(maxConnections)"])
+            extra: [
+                "--handshake-timeout", "\(handshakeTimeout)s", "--idle-timeout", "3s",
+                "--max-connections", "\(maxConnections)",
+            ])
         let before = try Self.fingerprint(primary)
 
         // The well-behaved client pulls in a loop for the whole attack.
@@ -369,30 +374,33 @@ import Testing
             _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             return Self.waitForClose(fd) ? .closed : .error(.errorUnspecified)
         }
-        attack("slowloris before TLS (one byte a second)", allowed: [.closed]) {
+        // The slowloris attacks drip a byte every `SlowlorisRound.drip` seconds (a second in the
+        // long round), always inside the idle timeout: only the handshake deadline cuts them.
+        let patience = Double(handshakeTimeout)
+        attack("slowloris before TLS (a byte at a time)", allowed: [.closed]) {
             let fd = Self.tcp(server.port)
             defer { close(fd) }
             let started = Date()
-            // A TLS record header, then nothing but one byte a second.
+            // A TLS record header, then nothing but a byte at a time.
             for byte: UInt8 in [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC] {
                 var one = byte
                 if send(fd, &one, 1, Int32(MSG_NOSIGNAL)) <= 0 { break }
-                sleep(1)
+                Thread.sleep(forTimeInterval: SlowlorisRound.drip)
             }
             let closed = Self.waitForClose(fd)
-            return closed && Date().timeIntervalSince(started) < 8 ? .closed : .error(.errorUnspecified)
+            return closed && Date().timeIntervalSince(started) < patience + 6 ? .closed : .error(.errorUnspecified)
         }
-        attack("slowloris after TLS (a Hello, one byte a second)", allowed: [.closed, .error(.errorProtocol)]) {
+        attack("slowloris after TLS (a Hello, a byte at a time)", allowed: [.closed, .error(.errorProtocol)]) {
             let connection = try attacker.connect()
             defer { connection.close() }
             let started = Date()
             for byte in attacker.hello(.pull) {
                 if (try? connection.write([byte])) == nil { break }
-                if Date().timeIntervalSince(started) > 12 { break }
-                sleep(1)
+                if Date().timeIntervalSince(started) > patience + 10 { break }
+                Thread.sleep(forTimeInterval: SlowlorisRound.drip)
             }
             let outcome = try Attacker.outcome(connection)
-            return Date().timeIntervalSince(started) < 10 ? outcome : .error(.errorUnspecified)
+            return Date().timeIntervalSince(started) < patience + 8 ? outcome : .error(.errorUnspecified)
         }
         attack("TLS 1.2 client (openssl s_client -tls1_2)", allowed: [.handshakeRefused]) {
             let process = Process()
