@@ -53,7 +53,9 @@ extension Store {
         known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
     ) throws {
         let node = Data(peer.bytes)
-        try write { db in
+        // A cache of what the blind store holds: lost in a crash, it is listed again. Only the
+        // highest epoch seen (`setBlindEpoch`) must survive one, and is committed durably.
+        try writeWithoutSync { db in
             if let old = try Data.fetchOne(
                 db, sql: "SELECT storeID FROM blindPeerState WHERE peerNode = ?", arguments: [node]),
                 old != Data(state.storeID.bytes)
@@ -96,7 +98,7 @@ extension Store {
     package func noteBlindItems(peer: NodeID, _ items: [(entry: BlindEntry, key: ItemKey, deleted: Bool)]) throws {
         guard !items.isEmpty else { return }
         let node = Data(peer.bytes)
-        try write { db in
+        try writeWithoutSync { db in
             let update = try db.cachedStatement(
                 sql: """
                     UPDATE blindMirror SET itemKey = ?, deleted = ?
@@ -116,7 +118,7 @@ extension Store {
     /// not serve); a later listing of a new version clears the mark.
     package func markBlindDamaged(peer: NodeID, _ entries: [BlindEntry]) throws {
         guard !entries.isEmpty else { return }
-        try write { db in
+        try writeWithoutSync { db in
             for entry in entries {
                 try db.execute(
                     sql:
