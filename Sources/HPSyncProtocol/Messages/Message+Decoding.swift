@@ -311,7 +311,7 @@ extension Message {
         return id
     }
 
-    private static func seq(_ value: UInt64, _ message: String, _ field: String) throws(ProtocolError) -> Int64 {
+    static func seq(_ value: UInt64, _ message: String, _ field: String) throws(ProtocolError) -> Int64 {
         guard value <= UInt64(Int64.max) else {
             throw .invalidField(message: message, field: field, problem: "is beyond 2^63-1")
         }

@@ -8,7 +8,7 @@ import HPSyncModel
 /// the next seq, so trusted nodes list what changed since their last visit.
 extension Store {
     /// Whether this store is blind.
-    public var isBlind: Bool {
+    package var isBlind: Bool {
         (try? read { db in try Int64.fetchOne(db, sql: "SELECT blind FROM meta WHERE id = 1") }) == 1
     }
 
