@@ -195,22 +195,24 @@ import Testing
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID.
+        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID, 6 emptied.
         // IDs, stamps and origins stay, so the head still matches: each seal must catch it.
         try setup.hostSQL(
             """
-            UPDATE blindEntry SET sealed = substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) WHERE seq = 1;
+            UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) AS BLOB)
+              WHERE seq = 1;
             CREATE TEMP TABLE s AS SELECT seq, sealed FROM blindEntry WHERE seq IN (2, 3);
             UPDATE blindEntry SET sealed = (SELECT sealed FROM s WHERE s.seq = 5 - blindEntry.seq) WHERE seq IN (2, 3);
             UPDATE blindEntry SET sealed = (SELECT sealed FROM blindEntry WHERE seq = 4) WHERE seq = 5;
+            UPDATE blindEntry SET sealed = X'' WHERE seq = 6;
             """)
         let restored = try setup.newNode()
         let pulled = try restored.run(["pull", "offsite"])
         #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
         #expect(pulled.stderr.contains("failed authentication"))
         #expect(pulled.stderr.contains("swapped or replayed") || pulled.stderr.contains("record"))
-        // The untouched sixth (and fourth) landed; the store is clean.
-        #expect(try Offsite.items(restored).count == 2)
+        // Only the untouched fourth landed (the sixth was emptied); the store is clean.
+        #expect(try Offsite.items(restored).count == 1)
         #expect(try restored.run(["verify"]).status == 0)
         // A forged newer version (a stamp moved up) no longer matches the sealed head: nothing applies.
         try setup.hostSQL("UPDATE blindEntry SET stamp = stamp + 1 WHERE seq = 6")
@@ -225,9 +227,11 @@ import Testing
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Bytes altered in place (same ID, stamp and origin): the head still matches.
+        // Bytes altered in place (same ID, stamp and origin): the head still matches. (`||` makes
+        // text of blobs; the cast keeps every byte, a NUL among them.)
         try setup.hostSQL(
-            "UPDATE blindEntry SET sealed = substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) WHERE seq = 2")
+            "UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) AS BLOB) WHERE seq = 2"
+        )
         let photos = try FileManager.default.contentsOfDirectory(
             at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
         let photo = try #require(photos.first { !$0.lastPathComponent.hasPrefix(".") })

@@ -41,7 +41,11 @@ extension Message {
         case .blindObjects(let objects):
             try blindCount(objects.objects.count, "BlindObjects", "objects")
             return .blindObjects(
-                try objects.objects.map { object throws(ProtocolError) in try blindObject(object, "BlindObjects") },
+                // From a blind store, an empty record is a damaged entry for the trusted node's seal
+                // check to refuse alone, not a reason to end the whole session.
+                try objects.objects.map { object throws(ProtocolError) in
+                    try blindObject(object, "BlindObjects", allowEmpty: true)
+                },
                 isFinal: objects.final)
         case .blindGetPhoto(let get): return .blindGetPhoto(try blindID(get.photoID, "BlindGetPhoto", "photo_id"))
         case .blindPhotoHeader(let header):
@@ -93,11 +97,11 @@ extension Message {
         return BlindHeadMessage(epoch: epoch, sealed: Array(sealed))
     }
 
-    private static func blindObject(_ object: Hpsync_V1_BlindObject, _ message: String) throws(ProtocolError)
-        -> BlindObject
+    private static func blindObject(_ object: Hpsync_V1_BlindObject, _ message: String, allowEmpty: Bool = false)
+        throws(ProtocolError) -> BlindObject
     {
         guard object.hasEntry else { throw .invalidField(message: message, field: "entry", problem: "is missing") }
-        guard !object.sealed.isEmpty, object.sealed.count <= ProtocolLimits.maxSealedRecordBytes else {
+        guard allowEmpty || !object.sealed.isEmpty, object.sealed.count <= ProtocolLimits.maxSealedRecordBytes else {
             throw .invalidField(
                 message: "BlindObject", field: "sealed",
                 problem: "is \(object.sealed.count) bytes, must be 1...\(ProtocolLimits.maxSealedRecordBytes)")
