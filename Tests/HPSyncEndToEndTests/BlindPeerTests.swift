@@ -347,4 +347,33 @@ import Testing
         #expect(damaged.status == 1)
         #expect(damaged.text.contains("sealed photo"))
     }
+
+    @Test func aReadOnlyNodeCannotWriteAKeylessNodeIsToldAndABadRecoveryKeyMakesNothing() throws {
+        let setup = try Offsite(items: 2)
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        let reader = try BinaryRunner()
+        defer { reader.cleanUp() }
+        let recovery = String(try setup.home.run(["key", "show"]).text.split(separator: "\n")[0])
+        // One character off: the checksum catches it, and no store is made.
+        let typo = String(recovery.dropLast()) + (recovery.last == "0" ? "1" : "0")
+        let refused = try reader.run(["init", "--recovery-key", typo])
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: reader.store.appendingPathComponent("store.sqlite").path))
+        try #require(try reader.run(["init", "--recovery-key", recovery]).status == 0)
+        try #require(try setup.offsite.run(["peer", "add", "reader", try reader.nodeID()]).status == 0)
+        try #require(
+            try reader.run(["peer", "add", "offsite", setup.offsiteID, "--address", setup.server.address, "--blind"])
+                .status == 0)
+        #expect(try reader.run(["pull", "offsite"]).status == 0)
+        try #require(try reader.run(["add", "--name", "Reader's lamp"]).status == 0)
+        let pushed = try reader.run(["push", "offsite"])
+        #expect(pushed.status == 77, "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("may only read"))
+        try FileManager.default.removeItem(
+            at: reader.store.appendingPathComponent("identity").appendingPathComponent("inventory.key"))
+        let keyless = try reader.run(["pull", "offsite"])
+        #expect(keyless.status == 77, "\(keyless.stderr)")
+        #expect(keyless.stderr.contains("no inventory key"))
+    }
 }

@@ -7,8 +7,6 @@ import HPSyncStore
 final class BlindRemote {
     let channel: any MessageChannel
     let peerName: String
-    /// The blind store's Hello: its store ID, node ID and clock.
-    private(set) var hello: HelloMessage?
 
     init(channel: any MessageChannel, peerName: String) {
         self.channel = channel
@@ -23,9 +21,7 @@ final class BlindRemote {
         try channel.send(.hello(mine))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: mine, serverNodeID: serverNodeID) {
-        case .accept(let server):
-            hello = server
-            return server
+        case .accept(let server): return server
         case .refuse(let error): throw error
         }
     }

@@ -87,7 +87,7 @@ final class BlindSink {
     }
 
     private func received(_ items: [Item]) throws {
-        var photos: [BlindID: ImageWanted] = [:]
+        var photos: [BlindID: (wanted: ImageWanted, size: Int64)] = [:]
         for item in items {
             let object = seal.seal(item)
             held.append(object)
@@ -95,19 +95,17 @@ final class BlindSink {
             if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
                 try damaged.contains(object.entry.id) || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
             {
-                photos[photo.id] = ImageWanted(key: item.key, digest: image.digest)
+                photos[photo.id] = (ImageWanted(key: item.key, digest: image.digest), image.size)
             }
         }
         counts.records += items.count
         photosWanted = photos.count
         if dryRun {
-            for wanted in photos.values {
-                counts.images += 1
-                counts.imageBytes += heldItems.values.first { $0.key == wanted.key }?.image?.size ?? 0
-            }
+            counts.images += photos.count
+            counts.imageBytes += photos.values.reduce(0) { $0 + $1.size }
             photosWanted = 0
         }
-        if photosWanted == 0 { try storeHeld() } else { out.message(.fetchImages(Array(photos.values))) }
+        if photosWanted == 0 { try storeHeld() } else { out.message(.fetchImages(photos.values.map(\.wanted))) }
     }
 
     private func begin(_ header: ImageHeaderMessage) throws {

@@ -102,8 +102,7 @@ extension Store {
     package func blindPut(_ objects: [BlindObject]) throws -> BlindPutResult {
         for object in objects {
             guard let photo = object.entry.photo else { continue }
-            let size = try? FileManager.default.attributesOfItem(atPath: sealedPhotoURL(photo.id).path)[.size] as? Int64
-            guard size == photo.size else {
+            guard hasSealedPhoto(photo.id, size: photo.size) else {
                 throw StoreError.invalidBlindEntry(
                     "record \(object.entry.id) names sealed photo \(photo.id) of \(photo.size) bytes, which was not uploaded first"
                 )
