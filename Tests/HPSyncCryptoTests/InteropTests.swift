@@ -49,7 +49,7 @@ extension TransportTests {
             "-accept", "127.0.0.1:\(port)",
         ])
         defer { _ = server.finish(timeout: 5) }
-        let connection = try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID))
+        let connection = try connectOnceListening(server, port: port, expected: .node(serverIdentity.nodeID))
         defer { connection.close() }
         #expect(connection.peerNodeID == serverIdentity.nodeID)
         try connection.write(Array("hp-sync\n".utf8))
@@ -66,10 +66,11 @@ extension TransportTests {
     @Test(.enabled(if: hasOpenSSLBinary, "needs /usr/bin/openssl"))
     func killedServerIsReportedAsTruncationNotAsEndOfData() throws {
         let serverIdentity = try makeIdentity()
-        let (server, port) = try startOneShotServer(serverIdentity, version: "-tls1_3")
-        let connection = try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID))
+        // s_server sends its stdin once its side of the handshake is done.
+        let (server, port) = try startOneShotServer(serverIdentity, version: "-tls1_3", sending: "ready\n")
+        let connection = try connectOnceListening(server, port: port, expected: .node(serverIdentity.nodeID))
         defer { connection.close() }
-        Thread.sleep(forTimeInterval: 0.1)  // let s_server finish its side of the handshake
+        #expect(try connection.readExactly(6) == Array("ready\n".utf8))
         kill(server.process.processIdentifier, SIGKILL)  // the kernel sends FIN; no TLS close_notify
         _ = server.finish(timeout: 5)
         var buffer = [UInt8](repeating: 0, count: 64)
@@ -93,37 +94,36 @@ extension TransportTests {
             _ = server.finish(timeout: 5)
         }
         #expect {
-            try connectWhenListening(port: port, expected: .node(serverIdentity.nodeID)).close()
+            try connectOnceListening(server, port: port, expected: .node(serverIdentity.nodeID)).close()
         } throws: { error in
             guard case TLSError.protocolFailure = error else { return false }
             return true
         }
     }
 
-    /// `openssl s_server` for one connection, speaking only `version` (`-tls1_3`, `-tls1_2`).
-    private func startOneShotServer(_ identity: NodeIdentity, version: String) throws -> (RunningTool, UInt16) {
+    /// `openssl s_server` for one connection, speaking only `version` (`-tls1_3`, `-tls1_2`);
+    /// it sends `sending` (its stdin, kept open) to the client once the handshake is done.
+    private func startOneShotServer(_ identity: NodeIdentity, version: String, sending: String = "") throws -> (
+        RunningTool, UInt16
+    ) {
         let port = try freePort()
         let server = try RunningTool(
             [
-                opensslPath, "s_server", version, "-quiet", "-naccept", "1",
+                opensslPath, "s_server", version, "-naccept", "1",
                 "-cert", identity.certificateURL.path, "-key", identity.keyURL.path,
                 "-accept", "127.0.0.1:\(port)",
-            ], closeInput: false)
+            ], input: sending, closeInput: false)
         return (server, port)
     }
 
-    /// Retries while s_server starts; a refused TCP connect consumes none of its -naccept.
-    private func connectWhenListening(port: UInt16, expected: PeerExpectation) throws -> TLSConnection {
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while true {
-            do {
-                return try TLSConnection.connect(
-                    host: "127.0.0.1", port: port, identity: try makeIdentity(), expected: expected,
-                    logger: quietLogger)
-            } catch TLSError.connectFailed where Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-        }
+    /// Connects once s_server says it listens ("ACCEPT", which `-quiet` would leave out).
+    private func connectOnceListening(_ server: RunningTool, port: UInt16, expected: PeerExpectation) throws
+        -> TLSConnection
+    {
+        let listening = server.waitForStdout { $0.contains("ACCEPT") }
+        try #require(listening, "s_server did not start: \(server.finish(timeout: 1).stderr)")
+        return try TLSConnection.connect(
+            host: "127.0.0.1", port: port, identity: try makeIdentity(), expected: expected, logger: quietLogger)
     }
 
     /// A port the kernel just handed out and released.

@@ -132,8 +132,10 @@ import Testing
     /// buffer while the socket has nothing: each read must take them without polling first.
     @Test func recordsReadAheadAreReadWithoutWaitingForTheSocket() throws {
         let release = Locked(false)
+        let written = Locked(false)
         let server = try TestServer { connection in
             for index in 0..<8 { try? connection.write([UInt8](repeating: UInt8(index), count: 100)) }
+            written.set(true)
             _ = release.wait(timeout: 10) { $0 }
         }
         defer {
@@ -144,8 +146,9 @@ import Testing
             host: "127.0.0.1", port: server.port, identity: try makeIdentity(), expected: .firstContact,
             logger: quietLogger)
         connection.idleTimeout = .seconds(5)
-        // The first read brings in what has arrived; let every record arrive before it.
-        Thread.sleep(forTimeInterval: 0.3)
+        // The first read brings in what has arrived; let every record arrive before it (over
+        // loopback, a write the server finished is in this socket's buffer).
+        try #require(written.wait(timeout: 10) { $0 }, "the server did not write its records")
         let started = Date()
         for index in 0..<8 {
             #expect(try connection.readExactly(100) == [UInt8](repeating: UInt8(index), count: 100))

@@ -195,22 +195,24 @@ import Testing
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID.
+        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID, 6 emptied.
         // IDs, stamps and origins stay, so the head still matches: each seal must catch it.
         try setup.hostSQL(
             """
-            UPDATE blindEntry SET sealed = substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) WHERE seq = 1;
+            UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) AS BLOB)
+              WHERE seq = 1;
             CREATE TEMP TABLE s AS SELECT seq, sealed FROM blindEntry WHERE seq IN (2, 3);
             UPDATE blindEntry SET sealed = (SELECT sealed FROM s WHERE s.seq = 5 - blindEntry.seq) WHERE seq IN (2, 3);
             UPDATE blindEntry SET sealed = (SELECT sealed FROM blindEntry WHERE seq = 4) WHERE seq = 5;
+            UPDATE blindEntry SET sealed = X'' WHERE seq = 6;
             """)
         let restored = try setup.newNode()
         let pulled = try restored.run(["pull", "offsite"])
         #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
         #expect(pulled.stderr.contains("failed authentication"))
         #expect(pulled.stderr.contains("swapped or replayed") || pulled.stderr.contains("record"))
-        // The untouched sixth (and fourth) landed; the store is clean.
-        #expect(try Offsite.items(restored).count == 2)
+        // Only the untouched fourth landed (the sixth was emptied); the store is clean.
+        #expect(try Offsite.items(restored).count == 1)
         #expect(try restored.run(["verify"]).status == 0)
         // A forged newer version (a stamp moved up) no longer matches the sealed head: nothing applies.
         try setup.hostSQL("UPDATE blindEntry SET stamp = stamp + 1 WHERE seq = 6")
@@ -225,9 +227,11 @@ import Testing
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Bytes altered in place (same ID, stamp and origin): the head still matches.
+        // Bytes altered in place (same ID, stamp and origin): the head still matches. (`||` makes
+        // text of blobs; the cast keeps every byte, a NUL among them.)
         try setup.hostSQL(
-            "UPDATE blindEntry SET sealed = substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) WHERE seq = 2")
+            "UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) AS BLOB) WHERE seq = 2"
+        )
         let photos = try FileManager.default.contentsOfDirectory(
             at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
         let photo = try #require(photos.first { !$0.lastPathComponent.hasPrefix(".") })
@@ -342,5 +346,34 @@ import Testing
         let damaged = try setup.offsite.run(["verify"])
         #expect(damaged.status == 1)
         #expect(damaged.text.contains("sealed photo"))
+    }
+
+    @Test func aReadOnlyNodeCannotWriteAKeylessNodeIsToldAndABadRecoveryKeyMakesNothing() throws {
+        let setup = try Offsite(items: 2)
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        let reader = try BinaryRunner()
+        defer { reader.cleanUp() }
+        let recovery = String(try setup.home.run(["key", "show"]).text.split(separator: "\n")[0])
+        // One character off: the checksum catches it, and no store is made.
+        let typo = String(recovery.dropLast()) + (recovery.last == "0" ? "1" : "0")
+        let refused = try reader.run(["init", "--recovery-key", typo])
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: reader.store.appendingPathComponent("store.sqlite").path))
+        try #require(try reader.run(["init", "--recovery-key", recovery]).status == 0)
+        try #require(try setup.offsite.run(["peer", "add", "reader", try reader.nodeID()]).status == 0)
+        try #require(
+            try reader.run(["peer", "add", "offsite", setup.offsiteID, "--address", setup.server.address, "--blind"])
+                .status == 0)
+        #expect(try reader.run(["pull", "offsite"]).status == 0)
+        try #require(try reader.run(["add", "--name", "Reader's lamp"]).status == 0)
+        let pushed = try reader.run(["push", "offsite"])
+        #expect(pushed.status == 77, "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("may only read"))
+        try FileManager.default.removeItem(
+            at: reader.store.appendingPathComponent("identity").appendingPathComponent("inventory.key"))
+        let keyless = try reader.run(["pull", "offsite"])
+        #expect(keyless.status == 77, "\(keyless.stderr)")
+        #expect(keyless.stderr.contains("no inventory key"))
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("CSV export a spreadsheet can trust, and import of it, run as a binary")
 struct CSVTests {
     @Test func formulaCellsAreGuardedAndReadBackExactly() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let names = ["=HYPERLINK(\"http://x\",\"y\")", "+1", "-2", "@SUM(A1)", "'quoted'", "Plain, with comma"]
         for (index, name) in names.enumerated() {
             #expect(try runner.run(["add", "--name=\(name)", "--serial", "=cmd", "--value", "\(index)"]).status == 0)
@@ -38,9 +38,8 @@ struct CSVTests {
     }
 
     @Test func aSpreadsheetEditBecomesALocalEdit() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run(["add", "--name", "Camera", "--value", "350", "--image", image.path]).text
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -65,9 +64,8 @@ struct CSVTests {
     /// Regression (issue 35 §4): a CSV without a `key` column was refused (65); a spreadsheet of
     /// new items imports as new items, each under a fresh key.
     @Test func rowsWithoutKeysImportAsNewItems() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         try runner.run(["add", "--name", "Lamp", "--value", "20"])
         let keyless = try runner.file("new.csv", Array("name,valueInDollars\r\nKettle,30\r\nToaster,25\r\n".utf8))
         let imported = try runner.run(["import", keyless.path])

@@ -1,15 +1,15 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Clocks that were wrong must not keep hurting once they are fixed, and a node whose own clock
 /// is wrong must say so rather than blame a healthy peer (issue 12 §3). Needs faketime.
 @Suite(.serialized, .enabled(if: BinaryRunner.canFakeTime)) struct ClockCommandTests {
-    typealias Served = CronCommandTests.Served
-
     @Test func aNodeWhoseClockRanAheadSaysSoAndClockResetLosesNothing() throws {
-        let served = try Served(items: 0, backupPermission: "read-write")
-        defer { served.cleanUp() }
-        let backup = served.pair.backup
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.serve(allow: "read-write")
+        let backup = pair.backup
         // The backup's clock ran a day ahead while this edit was made; then it was corrected.
         let added = try backup.run(["add", "--name", "Made while ahead"], clockOffset: "+1d")
         try #require(added.status == 0, "\(added.stderr)")
@@ -27,22 +27,24 @@ import Testing
         #expect(try backup.run(["status"]).stderr.isEmpty)
         let pushed = try backup.run(["push", "primary", "--quiet"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        let shown = try served.pair.primary.run(["show", key])
+        let shown = try pair.primary.run(["show", key])
         #expect(shown.text.contains("Made while ahead"), "\(shown.text) \(shown.stderr)")
     }
 
     @Test func aNodeWhoseClockIsAYearBehindBlamesItselfNotTheServer() throws {
-        let served = try Served(items: 2)
-        defer { served.cleanUp() }
-        let pulled = try served.pair.backup.run(["pull", "primary", "--quiet"], clockOffset: "-365d")
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        _ = try pair.primary.addItems(2)
+        try pair.serve()
+        let pulled = try pair.backup.run(["pull", "primary", "--quiet"], clockOffset: "-365d")
         #expect(pulled.status == 3, "\(pulled.stderr)")
         #expect(pulled.stderr.contains("this node's clock ("), "\(pulled.stderr)")
         #expect(pulled.stderr.contains("is 365 days behind primary's"), "\(pulled.stderr)")
         #expect(!pulled.stderr.contains("That node's clock is or was ahead"), "the healthy server is not blamed")
         // Once the clock is right, the same pull takes everything.
-        let again = try served.pair.backup.run(["pull", "primary", "--quiet"])
+        let again = try pair.backup.run(["pull", "primary", "--quiet"])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(try served.pair.backup.run(["list"]).text.contains("Item 1"))
+        #expect(try pair.backup.run(["list"]).text.contains("Item 1"))
     }
 
     /// Issue 12 §3 follow-up: on a machine whose clock is behind, the high-water mark is ahead
@@ -50,11 +52,13 @@ import Testing
     /// clock is behind, never suggests the reset, and the reset refuses: it would split the
     /// inventory (the restamped versions lose to the ones peers hold, and nobody notices).
     @Test func aClockBehindIsToldApartFromAMarkLeftAheadAndResetRefuses() throws {
-        let served = try Served(items: 2, backupPermission: "read-write")
-        defer { served.cleanUp() }
-        let backup = served.pair.backup
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(2)
+        try pair.serve(allow: "read-write")
+        let backup = pair.backup
         try #require(try backup.run(["pull", "primary", "--quiet"]).status == 0)
-        let edited = try backup.run(["edit", served.keys[0], "--value", "999"], clockOffset: "-365d")
+        let edited = try backup.run(["edit", keys[0], "--value", "999"], clockOffset: "-365d")
         try #require(edited.status == 0, "\(edited.stderr)")
         #expect(edited.stderr.contains("probably behind"), "\(edited.stderr)")
         #expect(!edited.stderr.contains("clock reset --yes"), "the harmful command is not suggested: \(edited.stderr)")
@@ -66,16 +70,17 @@ import Testing
         // Nothing was restamped: with the clock right again, the edit reaches the server.
         let pushed = try backup.run(["push", "primary", "--quiet"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        #expect(try served.pair.primary.run(["show", served.keys[0]]).text.contains("999"))
+        #expect(try pair.primary.run(["show", keys[0]]).text.contains("999"))
     }
 
     /// Per-record refusals name the right node from the pusher's side: a pusher whose clock is
     /// ahead is told to fix its own clock, and one whose mark was left ahead is told to reset
     /// here, not "that node's clock is or was ahead: fix it there" about itself.
     @Test func pushRefusalsNameTheRightNode() throws {
-        let served = try Served(items: 0, backupPermission: "read-write")
-        defer { served.cleanUp() }
-        let backup = served.pair.backup
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.serve(allow: "read-write")
+        let backup = pair.backup
         try #require(try backup.run(["add", "--name", "fut4"], clockOffset: "+1d").status == 0)
         let ahead = try backup.run(["push", "primary"], clockOffset: "+1d")
         #expect(ahead.status == 3, "\(ahead.stderr)")

@@ -27,9 +27,8 @@ struct CommandTests {
     }
 
     @Test func addListShowEditRemove() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let added = try runner.run([
             "add", "--name", "Camera", "--serial", "SN-1", "--value", "350", "--image", image.path, "--created",
@@ -63,9 +62,8 @@ struct CommandTests {
     }
 
     @Test func rmOfSeveralKeysIsAllOrNothing() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let a = try runner.run(["add", "--name", "a"]).text.trimmingCharacters(in: .newlines)
         let result = try runner.run(["rm", a, "00000000-0000-4000-8000-000000000000"])
         #expect(result.status == 65)
@@ -74,9 +72,8 @@ struct CommandTests {
     }
 
     @Test func badKeysAndPrefixes() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for args in [["show", "../../etc/passwd"], ["rm", "../../etc/passwd"], ["image", "get", "../../etc/passwd"]] {
             let result = try runner.run(args)
             #expect(result.status == 65)
@@ -103,9 +100,8 @@ struct CommandTests {
     }
 
     @Test func imageCommands() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let key = try runner.run(["add", "--name", "x"]).text.trimmingCharacters(in: .newlines)
         let text = try runner.file("notes.txt", Array("not an image".utf8))
         let rejected = try runner.run(["image", "set", key, text.path])
@@ -129,9 +125,8 @@ struct CommandTests {
     /// `Output.save`: an output file that cannot be written is exit 73 naming the path, and
     /// nothing goes to stdout instead.
     @Test func anUnwritableOutputFileExits73() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run(["add", "--name", "x", "--image", image.path]).text.trimmingCharacters(in: .newlines)
         let inMissingFolder = runner.root.appendingPathComponent("no-such-folder/export.json").path
@@ -182,9 +177,8 @@ struct CommandTests {
     }
 
     @Test func verifyDetectsTampering() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run(["add", "--name", "x", "--image", image.path]).text.trimmingCharacters(in: .newlines)
         #expect(try runner.run(["verify"]).status == 0)
@@ -197,9 +191,8 @@ struct CommandTests {
     }
 
     @Test func exportImportRoundTrip() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         try runner.run(["add", "--name", "Camera, \"big\"", "--image", image.path])
         try runner.run(["add", "--name", "Lamp", "--value", "20"])
@@ -210,9 +203,8 @@ struct CommandTests {
         #expect(csv.text.hasPrefix("key,name,serialNumber,valueInDollars,dateCreated,imageSHA256,imageSize"))
         #expect(csv.text.contains("\"Camera, \"\"big\"\"\""))
 
-        let other = try BinaryRunner()
+        let other = try BinaryRunner.initialized()
         defer { other.cleanUp() }
-        try other.run(["init"])
         let imported = try other.run(["import", exportFile.path, "--images", imagesDir.path])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.text.hasPrefix("inserted 2, updated 0, deleted 0, images 1"))
@@ -251,9 +243,8 @@ struct CommandTests {
     /// Durations and permissions are parsed once, as typed arguments: a bad value is a usage
     /// error naming it, a good one reaches `run()`, and the help shows the defaults.
     @Test func badDurationsAndPermissionsAreUsageErrors() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let nodeID = try runner.nodeID()
         let token = "hpsync://127.0.0.1:1/\(nodeID)#" + String(repeating: "A", count: 43)
         let bad: [(arguments: [String], value: String)] = [
@@ -297,9 +288,8 @@ struct CommandTests {
 @Suite("Several hp-sync processes on one store")
 struct ConcurrentProcessTests {
     @Test func parallelAddsAllLand() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let statuses = Locked<[Int32]>([])
         DispatchQueue.concurrentPerform(iterations: 6) { index in

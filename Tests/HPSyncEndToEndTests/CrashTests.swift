@@ -60,20 +60,10 @@ import Testing
     }
 
     @Test func killedSyncsLoseNothingAndTheNextSyncConverges() throws {
-        let primary = try BinaryRunner()
-        let backup = try BinaryRunner()
-        defer {
-            primary.cleanUp()
-            backup.cleanUp()
-        }
-        try #require(try primary.run(["init"]).status == 0)
-        try #require(try backup.run(["init"]).status == 0)
-        let primaryID = try primary.nodeID()
-        let backupID = try backup.nodeID()
-        try primary.run(["peer", "add", "backup", backupID, "--allow", "read-write"])
-        var server = try ServeProcess(primary)
-        defer { _ = server.stop() }
-        try backup.run(["peer", "add", "primary", primaryID, "--address", server.address, "--allow", "read-write"])
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let (primary, backup, primaryID) = (pair.primary, pair.backup, pair.primaryID)
+        var server = try pair.serve(allow: "read-write")
         let photo = try primary.file("photo.jpg", Images.jpeg + (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
         try #require(try primary.run(["add", "--name", "With photo", "--image", photo.path]).status == 0)
 
@@ -107,7 +97,7 @@ import Testing
             #expect(acknowledgedPrimary.isSubset(of: try Self.keys(primary)), "primary lost a change: \(context)")
             #expect(acknowledgedBackup.isSubset(of: try Self.keys(backup)), "backup lost a change: \(context)")
             if victim != .client {
-                server = try ServeProcess(primary)
+                server = try pair.start(primary)
                 try backup.run(["peer", "rm", "primary"])
                 try backup.run(
                     ["peer", "add", "primary", primaryID, "--address", server.address, "--allow", "read-write"])

@@ -1,37 +1,11 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncTesting
 import Testing
 
 /// Unattended operation through the binary: exit codes, the run lock, the mass-deletion guard,
 /// `status --check` and `--quiet`.
 @Suite(.serialized) struct CronCommandTests {
-    typealias Pair = SyncCommandTests.Pair
-
-    /// A pair with `count` items on primary, served, and backup trusting primary.
-    struct Served {
-        let pair: Pair
-        let server: ServeProcess
-        let keys: [String]
-
-        init(items count: Int, backupPermission: String = "read") throws {
-            pair = try Pair()
-            var keys: [String] = []
-            for index in 0..<count {
-                let added = try pair.primary.run(["add", "--name", "Item \(index)", "--value", "\(index)"])
-                keys.append(added.text.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            self.keys = keys
-            try pair.primary.run(["peer", "add", "backup", pair.backupID, "--allow", backupPermission])
-            server = try ServeProcess(pair.primary)
-            try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        }
-
-        func cleanUp() {
-            _ = server.stop()
-            pair.cleanUp()
-        }
-    }
-
     @Test func exitCodeTableIsPrintedAndMatchesTheReadme() throws {
         let runner = try BinaryRunner()
         defer { runner.cleanUp() }
@@ -50,9 +24,8 @@ import Testing
     }
 
     @Test func usageErrorsExit64() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         #expect(try runner.run(["pull"]).status == 64)
         #expect(try runner.run(["pull", "no such host!"]).status == 64)
         #expect(try runner.run(["status", "--check", "soon"]).status == 64)
@@ -60,9 +33,11 @@ import Testing
     }
 
     @Test func quietPullPrintsNothingAndStatusRecordsIt() throws {
-        let served = try Served(items: 3)
-        defer { served.cleanUp() }
-        let backup = served.pair.backup
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        _ = try pair.primary.addItems(3)
+        try pair.serve()
+        let backup = pair.backup
         let never = try backup.run(["status", "--check", "1h"])
         #expect(never.status == 1)
         #expect(never.stderr.contains("primary has never synced successfully"))
@@ -85,9 +60,8 @@ import Testing
     }
 
     @Test func failuresAreRecordedForStatus() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         try runner.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:1"])
         let failed = try runner.run(["pull", "gone", "--quiet", "--retries", "2", "--retry-delay", "50ms"])
         #expect(failed.status == 69)
@@ -101,9 +75,8 @@ import Testing
     }
 
     @Test func aSecondRunExitsAtOnceWithTheLockHoldersPID() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let silent = try SilentListener()
         try runner.run(["peer", "add", "slow", NodeIDFixture.any, "--address", silent.address])
         // The first pull hangs in the TLS handshake for 4 s, holding the lock.
@@ -126,16 +99,18 @@ import Testing
     }
 
     @Test func guardStopsAPullThatWouldEmptyTheBackup() throws {
-        let served = try Served(items: 14)
-        defer { served.cleanUp() }
-        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(14)
+        try pair.serve()
+        let (primary, backup) = (pair.primary, pair.backup)
         #expect(try backup.run(["pull", "primary"]).status == 0)
         // A few deletions pass: under the floor.
-        #expect(try primary.run(["rm"] + served.keys.prefix(2)).status == 0)
+        #expect(try primary.run(["rm"] + keys.prefix(2)).status == 0)
         #expect(try backup.run(["pull", "primary", "--quiet"]).status == 0)
-        #expect(try backup.run(["list"]).text.contains(served.keys[0]) == false)
+        #expect(try backup.run(["list"]).text.contains(keys[0]) == false)
         // The source now looks empty: every remaining item deleted.
-        #expect(try primary.run(["rm"] + served.keys.dropFirst(2)).status == 0)
+        #expect(try primary.run(["rm"] + keys.dropFirst(2)).status == 0)
         let refused = try backup.run(["pull", "primary", "--quiet"])
         #expect(refused.status == 80)
         #expect(refused.stderr.contains("would delete 12 of 12 live items"), "\(refused.stderr)")
@@ -153,36 +128,40 @@ import Testing
     }
 
     @Test func refusedRecordsExit3AndAreListed() throws {
-        let served = try Served(items: 1)
-        defer { served.cleanUp() }
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(1)
+        try pair.serve()
         // An item stamped a day in the future (a node with a broken clock), imported on primary.
         let future = (UInt64(Date().timeIntervalSince1970 * 1000) + 86_400_000) << 16
         let export = """
             {"format": "hp-sync-export", "version": 1, "items": [
             {"key": "ABCD0000-0000-4000-8000-000000000001", "name": "from the future", "valueInDollars": 1,
-             "dateCreated": "2024-01-01", "stamp": \(future), "origin": "\(served.pair.primaryID)"}]}
+             "dateCreated": "2024-01-01", "stamp": \(future), "origin": "\(pair.primaryID)"}]}
             """
-        let file = try served.pair.primary.file("future.json", Array(export.utf8))
-        let imported = try served.pair.primary.run(["import", file.path])
+        let file = try pair.primary.file("future.json", Array(export.utf8))
+        let imported = try pair.primary.run(["import", file.path])
         try #require(imported.status == 0, "\(imported.stderr)")
-        let pulled = try served.pair.backup.run(["pull", "primary", "--quiet"])
+        let pulled = try pair.backup.run(["pull", "primary", "--quiet"])
         #expect(pulled.status == 3, "\(pulled.stderr)")
         #expect(pulled.stderr.contains("hp-sync: warning: refused ABCD0000-0000-4000-8000-000000000001"))
         #expect(pulled.stderr.contains("1 record was refused"))
-        #expect(try served.pair.backup.run(["list"]).text.contains(served.keys[0]))
+        #expect(try pair.backup.run(["list"]).text.contains(keys[0]))
     }
 
     /// Issue 12 §1: a push the server refuses is not a silent success.
     @Test func aPushTheServerRefusesExits3AndListsTheRefusals() throws {
-        let served = try Served(items: 1, backupPermission: "read-write")
-        defer { served.cleanUp() }
-        let backup = served.pair.backup
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        _ = try pair.primary.addItems(1)
+        try pair.serve(allow: "read-write")
+        let backup = pair.backup
         // A record this node stamped while its clock ran a day ahead.
         let future = (UInt64(Date().timeIntervalSince1970 * 1000) + 86_400_000) << 16
         let export = """
             {"format": "hp-sync-export", "version": 1, "items": [
             {"key": "ABCD0000-0000-4000-8000-000000000002", "name": "from the future", "valueInDollars": 1,
-             "dateCreated": "2024-01-01", "stamp": \(future), "origin": "\(served.pair.backupID)"}]}
+             "dateCreated": "2024-01-01", "stamp": \(future), "origin": "\(pair.backupID)"}]}
             """
         try #require(try backup.run(["import", backup.file("future.json", Array(export.utf8)).path]).status == 0)
         let pushed = try backup.run(["push", "primary", "--json"])
@@ -198,14 +177,15 @@ import Testing
 
     /// Issue 12 §1: a pull whose source lacks a record's image warns instead of exiting 0.
     @Test func aPullWhoseSourceLacksAnImageExits3() throws {
-        let served = try Served(items: 0)
-        defer { served.cleanUp() }
-        let primary = served.pair.primary
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        try pair.serve()
+        let primary = pair.primary
         let photo = try primary.file("photo.jpg", Images.jpeg)
         let added = try primary.run(["add", "--name", "Camera", "--image", photo.path])
         let key = added.text.trimmingCharacters(in: .whitespacesAndNewlines)
         try FileManager.default.removeItem(at: primary.store.appendingPathComponent("images/\(key)"))
-        let pulled = try served.pair.backup.run(["pull", "primary", "--quiet"])
+        let pulled = try pair.backup.run(["pull", "primary", "--quiet"])
         #expect(pulled.status == 3, "\(pulled.stderr)")
         #expect(pulled.stderr.contains("withheld \(key)"), "\(pulled.stderr)")
     }
@@ -215,10 +195,7 @@ import Testing
         defer { pair.cleanUp() }
         let photo = try pair.primary.file("photo.jpg", Images.jpeg)
         try pair.primary.run(["add", "--name", "Framed", "--image", photo.path])
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve()
         // The images directory replaced by a file: the disk refuses every image write.
         let images = pair.backup.store.appendingPathComponent("images")
         try FileManager.default.removeItem(at: images)
@@ -232,15 +209,17 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Desk"])
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--max-connections", "1", "--idle-timeout", "20s"])
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        // Another trusted peer says Hello and stalls: the one session slot is taken.
+        let server = try pair.serve(extra: ["--max-connections", "1", "--idle-timeout", "20s"])
+        // Another trusted peer says Hello and stalls: the one session slot is taken once the
+        // server has answered its Hello.
         let attacker = try HostileInputTests.Attacker.listed(as: "holder", on: pair.primary, port: server.port)
         let holder = try attacker.connect()
         try holder.write(attacker.hello(.pull))
-        Thread.sleep(forTimeInterval: 0.3)
+        let admitted = try HostileInputTests.Attacker.readFrame(holder)
+        guard case .message(let reply)? = admitted, case .hello? = reply.body else {
+            Issue.record("the holder was not admitted: \(String(describing: admitted))")
+            return
+        }
         let busy = try pair.backup.run(["pull", "primary"])
         #expect(busy.status == 75, "\(busy.stderr)")
         #expect(busy.stderr.contains("ERROR_BUSY"))
@@ -253,9 +232,8 @@ import Testing
     }
 
     @Test func aPeerThatBreaksTheProtocolExits76AndIsNotRetried() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         // A frame of an unknown type (0xEE), after a valid TLS handshake with the pinned node.
         let rogue = try RogueServer(reply: [0xEE, 0, 0, 0, 0])
         defer { rogue.stop() }
@@ -268,9 +246,8 @@ import Testing
     }
 
     @Test func aDamagedDatabaseExits70() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         // The database file damaged and no WAL beside it (a command leaves its WAL, whose pages
         // would otherwise stand in for the damaged ones).
         try Data(repeating: 0x5A, count: 8192).write(to: runner.store.appendingPathComponent("store.sqlite"))
@@ -287,9 +264,8 @@ import Testing
     /// that read still in OpenSSL, whose exit handler then crashed it: SIGSEGV in 4 of 60 runs
     /// of the release build. Each run must end with the lock's exit status.
     @Test func aPullThatCannotTakeTheLockExits79EveryTime() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try #require(try runner.run(["init"]).status == 0)
         let fd = open(runner.store.appendingPathComponent("sync.lock").path, O_RDWR | O_CREAT, 0o600)
         try #require(fd >= 0)
         defer { close(fd) }
@@ -300,29 +276,31 @@ import Testing
     }
 
     @Test func pulledDeletionsGoToTheTrashAndRestoreSyncsBack() throws {
-        let served = try Served(items: 3, backupPermission: "read-write")
-        defer { served.cleanUp() }
-        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(3)
+        try pair.serve(allow: "read-write")
+        let (primary, backup) = (pair.primary, pair.backup)
         let photo = try primary.file("photo.jpg", Images.jpeg + Array(repeating: 9, count: 3000))
-        try primary.run(["image", "set", served.keys[0], photo.path])
+        try primary.run(["image", "set", keys[0], photo.path])
         #expect(try backup.run(["pull", "primary", "--quiet"]).status == 0)
-        try primary.run(["rm", served.keys[0]])
-        try primary.run(["edit", served.keys[1], "--name", "Renamed"])
+        try primary.run(["rm", keys[0]])
+        try primary.run(["edit", keys[1], "--name", "Renamed"])
         #expect(try backup.run(["pull", "primary", "--quiet"]).status == 0)
         let listed = try backup.run(["trash", "list"])
         #expect(listed.status == 0)
-        #expect(listed.text.contains("\(served.keys[0])  deleted"))
-        #expect(listed.text.contains("\(served.keys[1])  overwritten"))
+        #expect(listed.text.contains("\(keys[0])  deleted"))
+        #expect(listed.text.contains("\(keys[1])  overwritten"))
         #expect(listed.text.contains("3018 bytes"))
 
-        let restored = try backup.run(["trash", "restore", served.keys[0]])
+        let restored = try backup.run(["trash", "restore", keys[0]])
         #expect(restored.status == 0, "\(restored.stderr)")
-        #expect(try backup.run(["show", served.keys[0]]).text.contains("Item 0"))
-        #expect(try backup.run(["image", "get", served.keys[0]]).stdout.count == 3018)
+        #expect(try backup.run(["show", keys[0]]).text.contains("Item 0"))
+        #expect(try backup.run(["image", "get", keys[0]]).stdout.count == 3018)
         #expect(try backup.run(["verify"]).status == 0)
         // The restore is a new local edit: it syncs back to primary.
         #expect(try backup.run(["push", "primary", "--quiet"]).status == 0)
-        #expect(try primary.run(["show", served.keys[0]]).text.contains("Item 0"))
+        #expect(try primary.run(["show", keys[0]]).text.contains("Item 0"))
 
         #expect(try backup.run(["trash", "restore", "0000AAAA-0000-4000-8000-000000000000"]).status == 66)
         // Emptying the trash takes saying so; a dry run counts and keeps.
@@ -331,7 +309,7 @@ import Testing
         #expect(try backup.run(["trash", "purge", "--all"]).text == "purged 2 trash entries\n")
         #expect(try backup.run(["trash", "list"]).text.isEmpty)
         // --keep-deleted 0 keeps nothing.
-        try primary.run(["rm", served.keys[2]])
+        try primary.run(["rm", keys[2]])
         #expect(try backup.run(["pull", "primary", "--keep-deleted", "0"]).status == 0)
         #expect(try backup.run(["trash", "list"]).text.isEmpty)
     }

@@ -9,8 +9,7 @@ import Testing
 
     /// A store with two photographed items; returns (runner, key of the first, key of the second).
     static func twoPhotos() throws -> (BinaryRunner, String, String) {
-        let runner = try BinaryRunner()
-        try #require(try runner.run(["init"]).status == 0)
+        let runner = try BinaryRunner.initialized()
         var keys: [String] = []
         for seed: UInt8 in [3, 4] {
             let photo = try runner.file("p\(seed).jpg", jpeg(seed, size: 559))

@@ -20,14 +20,6 @@ struct DiskFullTests {
         }
     }
 
-    /// Primary serves, backup trusts it.
-    static func serve(_ pair: SyncCommandTests.Pair) throws -> ServeProcess {
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        return server
-    }
-
     /// Exit 74, naming the full disk and the store, without SQLite's text.
     static func expectDiskFull(_ result: BinaryRunner.Result, store: URL) throws {
         #expect(result.status == 74, "\(result.stderr)")
@@ -37,11 +29,10 @@ struct DiskFullTests {
     }
 
     @Test func aPullThatFillsTheDiskExits74NamingTheDiskAndTheStore() throws {
-        let pair = try SyncCommandTests.Pair(smallDiskFor: \.backup, size: "1m")
+        let pair = try Pair(smallDiskFor: \.backup, size: "1m")
         defer { pair.cleanUp() }
         try Self.addImages(pair.primary, count: 12, size: 200_000)
-        let server = try Self.serve(pair)
-        defer { _ = server.stop() }
+        try pair.serve()
         try Self.expectDiskFull(try pair.backup.run(["pull", "primary"]), store: pair.backup.store)
         #expect(try pair.backup.run(["verify"]).status == 0)
         try SmallDisk.resize(pair.backup.store, to: "16m")
@@ -52,7 +43,7 @@ struct DiskFullTests {
     /// The database, not an image, fills the disk: SQLite reports SQLITE_FULL at commit (70 and
     /// SQLite's text before).
     @Test func aPullWhoseCommitFillsTheDiskExits74WithoutSQL() throws {
-        let pair = try SyncCommandTests.Pair(smallDiskFor: \.backup, size: "1m")
+        let pair = try Pair(smallDiskFor: \.backup, size: "1m")
         defer { pair.cleanUp() }
         let origin = try pair.primary.nodeID()
         let name = String(repeating: "n", count: 400)
@@ -65,8 +56,7 @@ struct DiskFullTests {
         let file = try pair.primary.file("items.json", Array(export.utf8))
         let imported = try pair.primary.run(["import", file.path])
         try #require(imported.status == 0, "\(imported.stderr)")
-        let server = try Self.serve(pair)
-        defer { _ = server.stop() }
+        try pair.serve()
         try Self.expectDiskFull(try pair.backup.run(["pull", "primary"]), store: pair.backup.store)
         try SmallDisk.resize(pair.backup.store, to: "64m")
         #expect(try pair.backup.run(["verify"]).status == 0)
@@ -75,13 +65,10 @@ struct DiskFullTests {
     }
 
     @Test func aServerWhoseDiskFillsDuringAPushSaysSoAndTheClientRetriesLater() throws {
-        let pair = try SyncCommandTests.Pair(smallDiskFor: \.primary, size: "1m")
+        let pair = try Pair(smallDiskFor: \.primary, size: "1m")
         defer { pair.cleanUp() }
         try Self.addImages(pair.backup, count: 12, size: 200_000)
-        try pair.primary.run(["peer", "add", "backup", pair.backupID, "--allow", "read-write"])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve(allow: "read-write")
         let pushed = try pair.backup.run(["push", "primary"])
         #expect(pushed.status == 75, "\(pushed.stderr)")
         #expect(pushed.stderr.contains("disk") && pushed.stderr.contains("full"), "\(pushed.stderr)")
@@ -115,9 +102,9 @@ struct DiskFullTests {
     }
 }
 
-extension SyncCommandTests.Pair {
+extension Pair {
     /// A pair whose primary or backup store lives on a fresh tmpfs of `size`, unmounted by `cleanUp`.
-    init(smallDiskFor side: KeyPath<SyncCommandTests.Pair, BinaryRunner>, size: String) throws {
+    convenience init(smallDiskFor side: KeyPath<Pair, BinaryRunner>, size: String) throws {
         let primary = try BinaryRunner()
         let backup = try BinaryRunner()
         let store = (side == \.primary ? primary : backup).store

@@ -4,8 +4,6 @@ import Testing
 
 /// A dry run reports what the real run moves: the same changes, the same images and bytes.
 @Suite(.serialized) struct DryRunCountsTests {
-    typealias Pair = SyncCommandTests.Pair
-
     /// The counts of a push or pull `--json` that a preview must match. A push's changes are
     /// the server's (`peerCounts`, from its PageDone); a pull's `peerCounts` say what the server
     /// sent, which in a preview is no image bytes.
@@ -41,10 +39,7 @@ import Testing
         _ = try Self.add(pair.backup, "Couch", image: known)
         let chair = try Self.add(pair.backup, "Chair")
         let table = try Self.add(pair.backup, "Table")
-        try pair.primary.run(["peer", "add", "backup", pair.backupID, "--allow", "read-write"])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve(allow: "read-write")
         try #require(try pair.backup.run(["push", "primary"]).status == 0)
 
         try #require(try pair.backup.run(["image", "set", chair, try photo("chair.jpg", 2, 4000).path]).status == 0)
@@ -73,10 +68,7 @@ import Testing
         _ = try Self.add(pair.primary, "Lamp", image: shared)
         _ = try Self.add(pair.primary, "Desk", image: shared)
         _ = try Self.add(pair.primary, "Chair")
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve()
 
         let preview = try pair.backup.run(["pull", "primary", "-n", "--json"])
         try #require(preview.status == 0, "\(preview.stderr)")

@@ -5,9 +5,8 @@ import Testing
 @Suite("one duration syntax in every option, run as a binary")
 struct DurationTests {
     @Test func bareNumbersAreRefusedWithAHintAndZeroIsZero() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for arguments in [
             ["status", "--check", "90"], ["gc", "--older-than", "30"], ["pull", "x", "--keep-deleted", "7"],
         ] {
@@ -32,9 +31,8 @@ struct DurationTests {
 @Suite("the network timeouts take the same durations, run as a binary")
 struct NetworkDurationTests {
     @Test func bareNumbersAreRefusedAndZeroIsNoTimeAtAll() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for arguments in [
             ["pull", "x", "--connect-timeout", "2"], ["push", "x", "--idle-timeout", "60"],
             ["serve", "--handshake-timeout", "10"],
@@ -62,9 +60,8 @@ struct NetworkDurationTests {
     }
 
     @Test func aDurationIsTheTimeoutAndGraceZeroWaitsForNone() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let silent = try SilentListener()
         try runner.run(["peer", "add", "slow", NodeIDFixture.any, "--address", silent.address])
         // The peer never answers the handshake: the pull gives up after 1.5 s, not the default 10 s.

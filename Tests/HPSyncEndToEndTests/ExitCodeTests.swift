@@ -7,8 +7,6 @@ import Testing
 /// sysadmin meets first. Each row names the situation, the code the README promises, and what
 /// the message must say; no row may show SQL or a stack.
 @Suite(.serialized) struct ExitCodeTests {
-    typealias Served = CronCommandTests.Served
-
     struct Case: CustomStringConvertible {
         var code: Int32
         var situation: String
@@ -29,16 +27,16 @@ import Testing
     }
 
     @Test func everyDocumentedExitCodeIsReachedAsDocumented() throws {
-        let served = try Served(items: 14)
-        defer { served.cleanUp() }
-        let (primary, backup) = (served.pair.primary, served.pair.backup)
-        let scratch = try BinaryRunner()
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(14)
+        let server = try pair.serve()
+        let (primary, backup) = (pair.primary, pair.backup)
+        let scratch = try BinaryRunner.initialized()
         defer { scratch.cleanUp() }
-        try scratch.run(["init"])
-        let stranger = try BinaryRunner()
+        let stranger = try BinaryRunner.initialized()
         defer { stranger.cleanUp() }
-        try stranger.run(["init"])
-        try stranger.run(["peer", "add", "primary", served.pair.primaryID, "--address", served.server.address])
+        try stranger.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
         let closedPort = try SilentListener().port  // bound, then closed when the listener goes away
         let silent = try SilentListener()
         try scratch.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:\(closedPort)"])
@@ -85,7 +83,7 @@ import Testing
                 try scratch.run(["pull", "gone", "--connect-timeout", "2s"])
             },
             Case(code: 69, situation: "serve on a port in use", says: ["cannot listen", "in use", "--listen"]) {
-                try scratch.run(["serve", "--listen", served.server.address])
+                try scratch.run(["serve", "--listen", server.address])
             },
             Case(code: 73, situation: "init where a store exists", says: ["already exists"]) {
                 try primary.run(["init"])
@@ -94,9 +92,10 @@ import Testing
                 try scratch.run(["init", "--store", aFile.path], withStore: false)
             },
             Case(code: 75, situation: "a server shedding connections before TLS", says: ["busy"]) {
-                let flood = (0..<12).map { _ in HeldConnection(port: served.server.port) }
+                // Past the pending cap (8 by default), which is full once the server shed the rest.
+                let flood = (0..<12).map { _ in HeldConnection(port: server.port) }
                 defer { flood.forEach { $0.close() } }
-                Thread.sleep(forTimeInterval: 0.3)
+                HeldConnection.waitUntilClosed(flood, count: 4)
                 return try backup.run(["pull", "primary"])
             },
             Case(code: 76, situation: "a peer that breaks the protocol", says: ["protocol"]) {
@@ -111,7 +110,7 @@ import Testing
                 return try scratch.run(["pull", "slow"])
             },
             Case(code: 80, situation: "a pull that would empty the backup", says: ["--allow-mass-delete"]) {
-                try primary.run(["rm"] + served.keys)
+                try primary.run(["rm"] + keys)
                 return try backup.run(["pull", "primary"])
             },
         ]

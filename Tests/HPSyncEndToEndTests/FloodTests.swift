@@ -11,38 +11,34 @@ import Testing
 /// of hundreds of connections with 20 peers pulling through them (figures in RELIABILITY.md).
 @Suite(.serialized) struct FloodTests {
     @Test func idleConnectionsFromOneHostLockNoPeerOut() throws {
-        let pair = try SyncCommandTests.Pair()
+        let pair = try Pair()
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Lamp"])
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary, extra: ["--handshake-timeout", "5s"])
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let server = try pair.serve(extra: ["--handshake-timeout", "5s"])
 
         // Another host (127.0.0.2: Linux routes all of 127/8 to lo) opens 80 connections and
-        // never starts TLS; all but its pending cap are closed at once.
+        // never starts TLS; all but its pending cap (8 by default) are closed at once.
         let flood = (0..<80).map { _ in HeldConnection(port: server.port, from: "127.0.0.2") }
         defer { flood.forEach { $0.close() } }
         let connected = flood.allSatisfy { $0.isConnected }
         try #require(connected, "cannot connect from 127.0.0.2 on this machine")
-        Thread.sleep(forTimeInterval: 0.3)
+        let shed = HeldConnection.waitUntilClosed(flood, count: 72)
+        #expect(shed >= 72, "the server closed \(shed) of the 80 connections past the cap")
         let pulled = try pair.backup.run(["pull", "primary", "--retries", "3", "--retry-delay", "200ms"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
         #expect(try pair.backup.run(["list"]).text.contains("Lamp"))
     }
 
     @Test func aServerSheddingConnectionsBeforeTLSIsBusyNotARefusal() throws {
-        let pair = try SyncCommandTests.Pair()
+        let pair = try Pair()
         defer { pair.cleanUp() }
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(
-            pair.primary, extra: ["--handshake-timeout", "5s", "--max-pending-per-address", "4"])
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
-        // The flood comes from the peer's own address, so its pull finds the cap full.
+        let server = try pair.serve(extra: ["--handshake-timeout", "5s", "--max-pending-per-address", "4"])
+        // The flood comes from the peer's own address, so its pull finds the cap full once the
+        // server has shed the rest.
         let flood = (0..<80).map { _ in HeldConnection(port: server.port) }
         defer { flood.forEach { $0.close() } }
-        Thread.sleep(forTimeInterval: 0.3)
+        let shed = HeldConnection.waitUntilClosed(flood, count: 76)
+        #expect(shed == 76, "the server closed \(shed) of the 80 connections past the cap")
         let pulled = try pair.backup.run(["pull", "primary"])
         #expect(pulled.status == 75, "a server shedding load is 'try later', not 'fix trust': \(pulled.stderr)")
         #expect(pulled.stderr.contains("busy"), "\(pulled.stderr)")
@@ -52,13 +48,10 @@ import Testing
     /// PullRequest held all 64 session slots of a `serve` with default budgets, and other peers'
     /// pulls failed with 75. It now holds its share (8 by default); only it is told "busy".
     @Test func onePeerStallingInManySessionsLocksNoOtherPeerOut() throws {
-        let pair = try SyncCommandTests.Pair()
+        let pair = try Pair()
         defer { pair.cleanUp() }
         try pair.primary.run(["add", "--name", "Lamp"])
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let server = try pair.serve()
 
         // One session after another, each stalled once the server's manifest page shows it under
         // way; a refused one is read to its close, so none lingers in the pending budget.

@@ -1,13 +1,16 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// `hp-sync gc` through the binary: it never outruns a peer that has not synced (unless forced),
 /// and the stale peer's next pull is a full reconciliation that cannot revive the deletion.
 @Suite(.serialized) struct GCCommandTests {
     @Test func gcRefusesToOutrunAStalePeer() throws {
-        let served = try CronCommandTests.Served(items: 3)
-        defer { served.cleanUp() }
-        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        let keys = try pair.primary.addItems(3)
+        try pair.serve()
+        let (primary, backup) = (pair.primary, pair.backup)
 
         // backup is listed on primary but never synced: gc refuses entirely.
         let blocked = try primary.run(["gc", "--older-than", "1s"])
@@ -16,7 +19,7 @@ import Testing
         #expect(blocked.stderr.contains("--force"))
 
         #expect(try backup.run(["pull", "primary"]).status == 0)
-        #expect(try primary.run(["rm", served.keys[0]]).status == 0)
+        #expect(try primary.run(["rm", keys[0]]).status == 0)
         // backup last pulled before the deletion: gc, a few seconds later, holds back to that moment.
         let clamped = try primary.later(["gc", "--older-than", "1s"])
         #expect(clamped.status == 0, "\(clamped.stderr)")
@@ -42,11 +45,11 @@ import Testing
         #expect(pulled.text.contains("full reconciliation: primary discarded deletions older than "))
         #expect(pulled.text.contains("1 local item it no longer has was moved to the trash"))
         #expect(!(try backup.run(["list"]).text.contains("Item 0")))
-        #expect(try backup.run(["trash", "list"]).text.contains(served.keys[0]))
+        #expect(try backup.run(["trash", "list"]).text.contains(keys[0]))
 
         // Pushing everything backup has (its first push) does not bring it back on primary.
         try primary.run(["peer", "rm", "backup"])
-        try primary.run(["peer", "add", "backup", served.pair.backupID, "--allow", "read-write"])
+        try primary.run(["peer", "add", "backup", pair.backupID, "--allow", "read-write"])
         let pushed = try backup.run(["push", "primary", "--json"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
         #expect(!(try primary.run(["list"]).text.contains("Item 0")))

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("global options before or after the subcommand, run as a binary")
@@ -20,9 +21,8 @@ struct GlobalOptionTests {
     }
 
     @Test func theOptionNearerTheCommandWins() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         try runner.run(["add", "--name", "Lamp"])
         let elsewhere = runner.root.appendingPathComponent("elsewhere").path
         let listed = try runner.run(["--store", elsewhere, "list"])
@@ -61,9 +61,11 @@ struct VersionTests {
 @Suite("peer set, run as a binary")
 struct PeerSetTests {
     @Test func peerSetChangesAddressAndPermissionInPlace() throws {
-        let served = try CronCommandTests.Served(items: 1)
-        defer { served.cleanUp() }
-        let (primary, backup) = (served.pair.primary, served.pair.backup)
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        _ = try pair.primary.addItems(1)
+        let server = try pair.serve()
+        let (primary, backup) = (pair.primary, pair.backup)
         #expect(try backup.run(["pull", "primary"]).status == 0)
         // A read-only backup cannot push; allowed read-write in place, it can.
         #expect(try backup.run(["push", "primary", "--quiet"]).status == 77)
@@ -72,7 +74,7 @@ struct PeerSetTests {
         #expect(allowed.text.contains("read-write"))
         #expect(try backup.run(["push", "primary", "--quiet"]).status == 0)
         // A new address keeps the checkpoint and history: the next pull has nothing to fetch.
-        let moved = try backup.run(["peer", "set", "primary", "--address", served.server.address])
+        let moved = try backup.run(["peer", "set", "primary", "--address", server.address])
         #expect(moved.status == 0, "\(moved.stderr)")
         let pulled = try backup.run(["pull", "primary", "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: pulled.stdout) as? [String: Any])

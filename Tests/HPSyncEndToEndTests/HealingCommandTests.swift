@@ -5,8 +5,6 @@ import Testing
 /// Issue 14 §1: images lost or damaged on one node are fetched again by digest from a peer,
 /// by `verify --repair --from` and by a normal pull, in either direction.
 @Suite(.serialized) struct HealingCommandTests {
-    typealias Pair = SyncCommandTests.Pair
-
     static func add(_ runner: BinaryRunner, _ name: String, image: [UInt8]) throws -> String {
         let photo = try runner.file("\(name).jpg", image)
         let added = try runner.run(["add", "--name", name, "--image", photo.path])
@@ -19,12 +17,9 @@ import Testing
     }
 
     /// The primary serves the backup, which pulls everything once.
-    static func serveAndPull(_ pair: Pair) throws -> ServeProcess {
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+    static func serveAndPull(_ pair: Pair) throws {
+        try pair.serve()
         try #require(try pair.backup.run(["pull", "primary"]).status == 0)
-        return server
     }
 
     /// Same size, one byte flipped: only the SHA-256 tells.
@@ -41,8 +36,7 @@ import Testing
         let rotten = try Self.add(pair.primary, "rotten", image: jpeg(2))
         let twin = try Self.add(pair.primary, "twin", image: jpeg(2))
         let gone = try Self.add(pair.primary, "gone everywhere", image: jpeg(3))
-        let server = try Self.serveAndPull(pair)
-        defer { _ = server.stop() }
+        try Self.serveAndPull(pair)
 
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, lost))
         // The twins' files are one inode (a pull links equal images): both rot at once.
@@ -71,8 +65,7 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         let key = try Self.add(pair.primary, "couch", image: jpeg(4))
-        let server = try Self.serveAndPull(pair)
-        defer { _ = server.stop() }
+        try Self.serveAndPull(pair)
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, key))
         #expect(try pair.backup.run(["verify"]).status == 1)
 
@@ -96,8 +89,7 @@ import Testing
         let lost = try Self.add(pair.primary, "lamp", image: jpeg(6))
         let cut = try Self.add(pair.primary, "rug", image: jpeg(7))
         let whole = try Self.add(pair.primary, "desk", image: jpeg(8))
-        let server = try Self.serveAndPull(pair)
-        defer { _ = server.stop() }
+        try Self.serveAndPull(pair)
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, lost))
         try Data(jpeg(7, size: 28)).write(to: Self.imageURL(pair.backup, cut))
 
@@ -119,8 +111,7 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         let gone = try Self.add(pair.primary, "gone everywhere", image: jpeg(9))
-        let server = try Self.serveAndPull(pair)
-        defer { _ = server.stop() }
+        try Self.serveAndPull(pair)
         try FileManager.default.removeItem(at: Self.imageURL(pair.backup, gone))
         try FileManager.default.removeItem(at: Self.imageURL(pair.primary, gone))
         #expect(try pair.backup.run(["verify"]).status == 1)
@@ -140,18 +131,15 @@ import Testing
     /// from the backup it serves (which it can pull from), and the next client gets the image.
     @Test func aDamagedServerAnswersMissingAndHealsFromItsBackup() throws {
         let pair = try Pair()
-        let third = try BinaryRunner()
+        let third = try BinaryRunner.initialized()
         defer {
             pair.cleanUp()
             third.cleanUp()
         }
-        try #require(try third.run(["init"]).status == 0)
         let thirdID = try third.nodeID()
         let key = try Self.add(pair.primary, "camera", image: jpeg(5))
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
         try pair.primary.run(["peer", "add", "third", thirdID])
-        let primary = try ServeProcess(pair.primary)
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", primary.address])
+        let primary = try pair.serve()
         try third.run(["peer", "add", "primary", pair.primaryID, "--address", primary.address])
         try #require(try pair.backup.run(["pull", "primary"]).status == 0)
 
@@ -161,8 +149,7 @@ import Testing
         let log = primary.stop().log
         #expect(log.contains("own image is missing or damaged"), "\(log)")
 
-        let backup = try ServeProcess(pair.backup)
-        defer { _ = backup.stop() }
+        let backup = try pair.start(pair.backup)
         try pair.primary.run(["peer", "rm", "backup"])
         try pair.primary.run(["peer", "add", "backup", pair.backupID, "--address", backup.address])
         let repaired = try pair.primary.run(["verify", "--repair", "--from", "backup"])
@@ -171,8 +158,7 @@ import Testing
         // Fetching images is not a sync: `status` and gc's bound do not count it as one.
         #expect(!(try pair.backup.run(["status"]).text.contains("pulled from us")))
 
-        let again = try ServeProcess(pair.primary)
-        defer { _ = again.stop() }
+        let again = try pair.start(pair.primary)
         try third.run(["peer", "rm", "primary"])
         try third.run(["peer", "add", "primary", pair.primaryID, "--address", again.address])
         #expect(try third.run(["pull", "primary"]).status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("import-homepwner and export-homepwner, run as a binary")
@@ -6,9 +7,8 @@ struct HomepwnerCommandTests {
     static let errorPrefix = "hp-sync: error: "
 
     @Test func exportThenImportIntoAnotherStoreThenReimportChangesNothing() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run([
             "add", "--name", "Camera", "--serial", "SN-1", "--value", "350", "--image", image.path, "--created",
@@ -39,9 +39,8 @@ struct HomepwnerCommandTests {
     }
 
     @Test func malformedFolderIsADataErrorAndImportsNothing() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         try runner.run(["add", "--name", "Lamp"])
         let documents = runner.root.appendingPathComponent("Documents")
         try runner.run(["export-homepwner", documents.path])
@@ -60,9 +59,8 @@ struct HomepwnerCommandTests {
     /// An item's image must be a regular file within the limit (64 MiB): a directory, a symbolic
     /// link or a larger file under the key's name is bad data (65), and nothing is imported.
     @Test func anImageThatIsNotARegularFileOrTooLargeImportsNothing() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run(["add", "--name", "Camera", "--image", image.path]).text.trimmingCharacters(
             in: .newlines)
@@ -98,9 +96,8 @@ struct HomepwnerCommandTests {
     }
 
     @Test func missingFolderIsNoInput() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let result = try runner.run(["import-homepwner", runner.root.appendingPathComponent("nope").path])
         #expect(result.status == 66)
         #expect(result.stderr.hasPrefix(Self.errorPrefix + "no folder at"))

@@ -4,8 +4,6 @@ import Testing
 
 /// Issue 14 §3: an export without `--images` is importable; the images come back later.
 @Suite(.serialized) struct ImportWithoutImagesTests {
-    typealias Pair = SyncCommandTests.Pair
-
     @Test func importWithoutImagesRecordsThemMissingAndAPullFillsThemIn() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
@@ -35,10 +33,7 @@ import Testing
         #expect(verify.status == 1)
         #expect(verify.text.contains("image file of \(withImage) is missing"))
 
-        try primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve()
         #expect(try pair.backup.run(["pull", "primary"]).status == 0)
         #expect(try pair.backup.run(["verify"]).status == 0)
         let bytes = try Data(contentsOf: pair.backup.store.appendingPathComponent("images/\(withImage)"))
@@ -46,14 +41,12 @@ import Testing
     }
 
     @Test func aWrongImagesDirectoryIsNamedWithTheFirstMissingFile() throws {
-        let runner = try BinaryRunner()
-        let source = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
+        let source = try BinaryRunner.initialized()
         defer {
             runner.cleanUp()
             source.cleanUp()
         }
-        try #require(try source.run(["init"]).status == 0)
-        try #require(try runner.run(["init"]).status == 0)
         let photo = try source.file("a.jpg", jpeg(8))
         let key = try source.run(["add", "--name", "Camera", "--image", photo.path]).text
             .trimmingCharacters(in: .newlines)

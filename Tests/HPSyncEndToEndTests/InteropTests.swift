@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// An independent client, written in Python from Protocol.md and hpsync.proto alone, pulls from

@@ -20,9 +20,11 @@ import Testing
         func run(_ arguments: [String]) throws -> BinaryRunner.Result { try runner.run(arguments) }
     }
 
-    /// Runs `invite` on `server` advertising its loopback port.
-    func invite(_ server: Node, _ serve: ServeProcess, _ extra: [String] = []) throws -> String {
-        let result = try server.run(["invite", "--address", serve.address] + extra)
+    /// Runs `invite` on `server` advertising its loopback port; `secondsAgo`: as if that long ago.
+    func invite(_ server: Node, _ serve: ServeProcess, _ extra: [String] = [], secondsAgo: Int = 0) throws -> String {
+        let arguments = ["invite", "--address", serve.address] + extra
+        let result =
+            secondsAgo > 0 ? try server.runner.earlier(arguments, seconds: secondsAgo) : try server.run(arguments)
         try #require(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("hp-sync serve` must be running here"))
         return result.text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -71,8 +73,8 @@ import Testing
         #expect(!(try server.run(["peer", "list"]).text.contains(second.id)))
         #expect(try second.run(["peer", "list"]).text.contains(server.id) == false)
 
-        let shortLived = try invite(server, serve, ["--expires", "1s"])
-        Thread.sleep(forTimeInterval: 1.1)
+        // Made two seconds ago, for one second: expired now.
+        let shortLived = try invite(server, serve, ["--expires", "1s"], secondsAgo: 2)
         let late = try second.run(["peer", "join", shortLived])
         #expect(late.status == 77)
         #expect(late.stderr.contains("expired"))

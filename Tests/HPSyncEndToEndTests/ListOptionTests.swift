@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("list --sort, --grep and its totals line, run as a binary")
@@ -10,8 +11,7 @@ struct ListOptionTests {
     }
 
     static func inventory() throws -> BinaryRunner {
-        let runner = try BinaryRunner()
-        try runner.run(["init"])
+        let runner = try BinaryRunner.initialized()
         for (name, serial, value, created) in [
             ("Sofa", "SF-2231", "1200", "2021-03-01"), ("camera", "CAM-9", "350", "2023-07-15"),
             ("Lamp", "-", "20", "2019-01-02"), ("Bike", "BK-sofa-7", "640", "2022-11-30"),

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Synchronization
 import Testing
 
@@ -34,9 +35,8 @@ import Testing
     }
 
     @Test func manyClientsPushAndPullAtOnce() throws {
-        let primary = try BinaryRunner()
+        let primary = try BinaryRunner.initialized()
         defer { primary.cleanUp() }
-        try #require(try primary.run(["init"]).status == 0)
         let primaryID = try primary.nodeID()
         let clients = try (0..<Self.clientCount).map { _ in try BinaryRunner() }
         defer { clients.forEach { $0.cleanUp() } }

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("outputs that must not clobber a file or a terminal, run as a binary")

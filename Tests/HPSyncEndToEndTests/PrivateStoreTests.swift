@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// Issue 14 §4 and issue 12 §4: the store is private to its owner, and the node ID is always

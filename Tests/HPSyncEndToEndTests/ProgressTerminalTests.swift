@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("the progress line on a terminal, run as a binary")
@@ -22,12 +23,12 @@ struct ProgressTerminalTests {
         sys.exit(result.returncode)
         """
 
-    static func pull(_ served: CronCommandTests.Served, columns: Int, term: String) throws -> (Int32, String) {
+    static func pull(_ pair: Pair, columns: Int, term: String) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", "-c", terminal, "\(columns)", term, served.pair.backup.binary.path, "pull", "primary"]
-            + ["--store", served.pair.backup.store.path]
+            ["python3", "-c", terminal, "\(columns)", term, pair.backup.binary.path, "pull", "primary"]
+            + ["--store", pair.backup.store.path]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -37,15 +38,17 @@ struct ProgressTerminalTests {
     }
 
     @Test func theLineFitsTheTerminalAndADumbOneGetsNone() throws {
-        let served = try CronCommandTests.Served(items: 30)
-        defer { served.cleanUp() }
-        let (status, drawn) = try Self.pull(served, columns: 30, term: "xterm")
+        let pair = try Pair()
+        defer { pair.cleanUp() }
+        _ = try pair.primary.addItems(30)
+        try pair.serve()
+        let (status, drawn) = try Self.pull(pair, columns: 30, term: "xterm")
         #expect(status == 0, "\(drawn)")
         let frames = drawn.components(separatedBy: "\r\u{1B}[K").filter { !$0.isEmpty }
         #expect(!frames.isEmpty, "no progress drawn: \(drawn.debugDescription)")
         for frame in frames { #expect(frame.count <= 29, "\(frame.debugDescription)") }
-        try served.pair.primary.run(["add", "--name", "one more"])
-        let (dumbStatus, dumb) = try Self.pull(served, columns: 30, term: "dumb")
+        try pair.primary.run(["add", "--name", "one more"])
+        let (dumbStatus, dumb) = try Self.pull(pair, columns: 30, term: "dumb")
         #expect(dumbStatus == 0)
         #expect(!dumb.contains("\u{1B}[K") && !dumb.contains("pulling from"), "\(dumb.debugDescription)")
     }

@@ -19,18 +19,16 @@ import Testing
     }
 
     @Test func serveStoppedWithPullsInFlightExits0EveryTime() throws {
-        let primary = try BinaryRunner()
+        let primary = try BinaryRunner.initialized()
         defer { primary.cleanUp() }
-        try #require(try primary.run(["init"]).status == 0)
         try DiskFullTests.addImages(primary, count: 24, size: 400_000)
         let primaryID = try primary.nodeID()
         var statuses: [Int32: Int] = [:]
         let rounds = 16
         for round in 0..<rounds {
-            let backups = try (0..<3).map { _ in try BinaryRunner() }
+            let backups = try (0..<3).map { _ in try BinaryRunner.initialized() }
             defer { backups.forEach { $0.cleanUp() } }
             for (index, backup) in backups.enumerated() {
-                try #require(try backup.run(["init"]).status == 0)
                 try #require(try primary.run(["peer", "add", "backup\(round)x\(index)", backup.nodeID()]).status == 0)
             }
             let server = try ServeProcess(primary, extra: ["--grace", "0"])

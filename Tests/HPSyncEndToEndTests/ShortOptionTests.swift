@@ -1,12 +1,12 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("-n, -v and dry runs of local commands, run as a binary")
 struct ShortOptionTests {
     @Test func rmAndImportDryRunsWriteNothing() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let a = try runner.run(["add", "--name", "a"]).text.trimmingCharacters(in: .newlines)
         let b = try runner.run(["add", "--name", "b"]).text.trimmingCharacters(in: .newlines)
         let dry = try runner.run(["rm", "-n", a, String(b.prefix(6))])
@@ -34,9 +34,8 @@ struct ShortOptionTests {
     }
 
     @Test func dashNIsDryRunEverywhere() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for args in [["pull", "-n", "nosuchpeer"], ["push", "-n", "nosuchpeer"], ["sync", "-n", "-q", "nosuchpeer"]] {
             let result = try runner.run(args)
             #expect(!result.stderr.contains("Unknown option"), "\(args): \(result.stderr)")
@@ -48,9 +47,8 @@ struct ShortOptionTests {
     }
 
     @Test func verifyQuietPrintsOnlyProblems() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let image = try runner.file("cam.jpg", Images.jpeg)
         let key = try runner.run(["add", "--name", "Camera", "--image", image.path]).text
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -64,9 +62,8 @@ struct ShortOptionTests {
     }
 
     @Test func trashPurgeNeedsToBeToldHowMuch() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let plain = try runner.run(["trash", "purge"])
         #expect(plain.status == 64)
         #expect(plain.stderr.contains("--older-than DURATION or --all"))
@@ -75,9 +72,8 @@ struct ShortOptionTests {
     }
 
     @Test func verbosityFlagsRaiseTheLogLevel() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let quiet = try runner.run(["verify"])
         let verbose = try runner.run(["-v", "verify"])
         #expect(verbose.status == 0, "\(verbose.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 
 #if canImport(Glibc)
     import Glibc

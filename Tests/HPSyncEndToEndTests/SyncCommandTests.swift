@@ -3,37 +3,6 @@ import HPSyncTesting
 import Testing
 
 @Suite(.serialized) struct SyncCommandTests {
-    /// Two initialized stores: `primary` serves, `backup` pulls.
-    struct Pair {
-        let primary: BinaryRunner
-        let backup: BinaryRunner
-        let primaryID: String
-        let backupID: String
-
-        /// Store directories on a test file system, unmounted by `cleanUp`.
-        var mounts: [URL] = []
-
-        init() throws {
-            try self.init(primary: BinaryRunner(), backup: BinaryRunner())
-        }
-
-        init(primary: BinaryRunner, backup: BinaryRunner, mounts: [URL] = []) throws {
-            self.primary = primary
-            self.backup = backup
-            self.mounts = mounts
-            try #require(try primary.run(["init"]).status == 0)
-            try #require(try backup.run(["init"]).status == 0)
-            primaryID = try primary.nodeID()
-            backupID = try backup.nodeID()
-        }
-
-        func cleanUp() {
-            mounts.forEach(SmallDisk.unmount)
-            primary.cleanUp()
-            backup.cleanUp()
-        }
-    }
-
     @Test func pullPushAndSyncThroughTheBinary() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
@@ -41,9 +10,7 @@ import Testing
         let added = try pair.primary.run(["add", "--name", "Couch", "--value", "500", "--image", photo.path])
         let key = added.text.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(added.status == 0)
-        try pair.primary.run(["peer", "add", "backup", pair.backupID, "--allow", "read-write"])
-        let server = try ServeProcess(pair.primary)
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        let server = try pair.serve(allow: "read-write")
 
         let pulled = try pair.backup.run(["pull", "primary"])
         #expect(pulled.status == 0, "\(pulled.stderr)")
@@ -72,10 +39,7 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         let key = try pair.primary.run(["add", "--name", "Lamp"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
-        try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
+        try pair.serve()
         let dry = try pair.backup.run(["pull", "primary", "--dry-run"])
         #expect(dry.status == 0)
         #expect(dry.text.contains("insert \(key)"))
@@ -87,8 +51,7 @@ import Testing
         let pair = try Pair()
         defer { pair.cleanUp() }
         try pair.primary.run(["peer", "add", "backup", pair.backupID])
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
+        let server = try pair.start(pair.primary)
         let result = try pair.backup.run(["pull", server.address])
         #expect(result.status == 77)
         #expect(result.stderr.hasPrefix("hp-sync: error: the server at \(server.address) is not a known peer"))
@@ -98,8 +61,7 @@ import Testing
     @Test func unknownClientAndReadOnlyPushExit77() throws {
         let pair = try Pair()
         defer { pair.cleanUp() }
-        let server = try ServeProcess(pair.primary)
-        defer { _ = server.stop() }
+        let server = try pair.start(pair.primary)
         try pair.backup.run(["peer", "add", "primary", pair.primaryID, "--address", server.address])
         let unknown = try pair.backup.run(["pull", "primary"])
         #expect(unknown.status == 77)
@@ -133,9 +95,8 @@ import Testing
     }
 
     @Test func unreachablePeerExits69() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         try runner.run(["peer", "add", "gone", NodeIDFixture.any, "--address", "127.0.0.1:1"])
         let result = try runner.run(["pull", "gone", "--connect-timeout", "2s"])
         #expect(result.status == 69)
@@ -145,9 +106,8 @@ import Testing
     /// The identity is read on another thread while the store opens (session 12); its error
     /// still reaches the user as it did: exit 66, naming the missing key.
     @Test func aPullFromAStoreWithoutItsIdentityExits66NamingTheKey() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try #require(try runner.run(["init"]).status == 0)
         try FileManager.default.removeItem(at: runner.store.appendingPathComponent("identity"))
         let result = try runner.run(["pull", "primary"])
         #expect(result.status == 66, "\(result.stderr)")

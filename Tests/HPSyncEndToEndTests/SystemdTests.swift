@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("serve under systemd: Type=notify and journal priorities, run as a binary")
@@ -33,9 +34,8 @@ struct SystemdTests {
         """
 
     @Test func serveSaysReadyAndLogsWithPriorities() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
@@ -57,9 +57,8 @@ struct SystemdTests {
     }
 
     @Test func withoutTheJournalLogsKeepTheirFormat() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         // JOURNAL_STREAM naming another stream (stderr was redirected): the ordinary format.
         let process = Process()
         process.executableURL = runner.binary

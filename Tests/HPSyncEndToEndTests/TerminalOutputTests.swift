@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 @Suite("output a terminal can trust, run as a binary")
@@ -9,8 +10,7 @@ struct TerminalOutputTests {
     /// A store holding one item named `name`, made by importing an edited export (the way a
     /// peer's or a file's text arrives; typed names with control characters are refused).
     static func storeWithItem(named name: String, serial: String = "S-1") throws -> BinaryRunner {
-        let runner = try BinaryRunner()
-        try runner.run(["init"])
+        let runner = try BinaryRunner.initialized()
         try runner.run(["add", "--name", "PLACEHOLDER", "--serial", serial, "--value", "12"])
         var text = try runner.run(["export"]).text
         let encoded = String(decoding: try JSONEncoder().encode(name), as: UTF8.self)
@@ -42,9 +42,8 @@ struct TerminalOutputTests {
     }
 
     @Test func typedControlCharactersAreRefused() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let added = try runner.run(["add", "--name", "x\u{1B}[2J"])
         #expect(added.status == 65)
         #expect(added.stderr.contains("'x\\e[2J' holds control characters"))
@@ -58,9 +57,8 @@ struct TerminalOutputTests {
     }
 
     @Test func tableColumnsAlignByDisplayWidth() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for (name, serial) in [("相机", "SER-A"), ("Lamp", "SER-B"), ("📷 cam", "SER-C"), ("Café", "SER-D")] {
             let added = try runner.run(["add", "--name", name, "--serial", serial])
             #expect(added.status == 0, "\(added.stderr)")
@@ -80,9 +78,8 @@ struct TerminalOutputTests {
     }
 
     @Test func valuesAndBlankNamesGetClearMessages() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         // A negative value is a value (the model carries any Int64), not a missing one.
         let negative = try runner.run(["add", "--name", "a", "--value", "-5"])
         #expect(negative.status == 0, "\(negative.stderr)")

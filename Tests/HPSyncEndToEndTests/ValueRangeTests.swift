@@ -13,9 +13,8 @@ struct ValueRangeTests {
         "1e30", "99999999999999999999999.5", "-1e19", "inf", "nan", "0x10", "", " ", "--", "1_000",
     ])
     func addAndEditRefuseAnyValueOutsideTheRangeWithAUsageError(value: String) throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let added = try runner.run(["add", "--name", "Lamp", "--value", value])
         #expect(added.status == 64, "\(value): \(added.stderr)")
         #expect(added.stderr.contains("hp-sync: error:") || added.stderr.contains("Error:"), "\(value)")
@@ -28,9 +27,8 @@ struct ValueRangeTests {
     }
 
     @Test func theRangesEndsAreAccepted() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for value in ["2147483647", "-2147483648", " 8 "] {
             #expect(try runner.run(["add", "--name", "Edge", "--value", value]).status == 0, "\(value)")
         }
@@ -38,17 +36,15 @@ struct ValueRangeTests {
     }
 
     @Test func outOfRangeTooBigGivesTheRangeInTheMessage() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let added = try runner.run(["add", "--name", "Lamp", "--value", "9223372036854775808"])
         #expect(added.stderr.contains("-2147483648...2147483647"), "\(added.stderr)")
     }
 
     @Test func importsRefuseAValueOutsideTheRangeNamingTheItem() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let key = "4A73B5D2-A6F4-4B40-9F82-EA1E34C1DC04"
         let json = """
             {"format": "hp-sync-export", "version": 1, "items": [
@@ -71,9 +67,8 @@ struct ValueRangeTests {
 
     /// Two items at Int64's limit: the total was saturated (silently wrong); now it is exact.
     @Test func listTotalsValuesFromBeforeTheRangeExactly() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for value in [Int64.max, .max, .min] {
             let key = try ItemKey(try runner.run(["add", "--name", "Old"]).text.trimmingCharacters(in: .newlines))
             try ExtremeRecords.overwrite(

@@ -1,13 +1,13 @@
 import Foundation
+import HPSyncTesting
 import Testing
 
 /// `hp-sync web` as users start it: what it refuses before serving anything. (What it serves is
 /// tested by HPSyncWebTests and, in a real browser, by Tests/Browser/web_browser_test.py.)
 @Suite struct WebCommandTests {
     @Test func aNonLoopbackListenAddressIsRefused() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         for address in ["0.0.0.0:8080", "192.168.1.20:8080", "[::]:8080", "example.com:80"] {
             let result = try runner.run(["web", "--listen", address])
             #expect(result.status == 64, "\(address): \(result.stderr)")
@@ -22,9 +22,8 @@ import Testing
     /// Regression (issue 35 §4): on a port in use `web` exited 70 with "internal error ...
     /// please report it"; like `serve`, it exits 69 and says what to do.
     @Test func aPortInUseExits69WithWhatToDo() throws {
-        let runner = try BinaryRunner()
+        let runner = try BinaryRunner.initialized()
         defer { runner.cleanUp() }
-        try runner.run(["init"])
         let taken = try SilentListener()
         let result = try runner.run(["web", "--listen", taken.address])
         #expect(result.status == 69, "\(result.stderr)")

@@ -111,14 +111,21 @@ import Testing
     /// ("image was not staged" when the image went back to the one the old row names).
     @Test func aKeyInTheBatchStillCommittingWaitsForIt() throws {
         let a = try TestNode("a")
-        // Before each batch of remote records b applies, while armed.
-        let slowOnce = Locked(true)
+        // Before each batch of remote records b applies, while armed: the second one, which
+        // holds the key, waits to commit until the last manifest page has arrived.
+        let applies = Locked(0)
         let armed = Locked(false)
+        let lastPageArrived = Locked(false)
+        let heldUntilLastPage = Locked(false)
         var configuration = StoreConfiguration()
         configuration.testHooks.beforeApply = {
-            guard armed.current, slowOnce.current else { return }
-            slowOnce.set(false)
-            Thread.sleep(forTimeInterval: 0.5)
+            guard armed.current else { return }
+            let count = applies.withLock { count in
+                count += 1
+                return count
+            }
+            guard count == 2 else { return }
+            heldUntilLastPage.set(lastPageArrived.wait(timeout: 10) { $0 })
         }
         let b = try TestNode("b", configuration: configuration)
         try a.allow(b)
@@ -127,35 +134,41 @@ import Testing
         try Sync.pull(b, from: a)
         try a.setImage(first.key, jpeg(2))
         for item in others { _ = try a.store.edit(item.key, ItemEdit(valueInDollars: 7)) }
-        // The key's new image comes on page 1 of 5. A batch holds four pages, and the first
-        // (with that image fetched) takes its time to commit. The image goes back to the old one
-        // when page 2 arrives, so the key comes again on the last page, while that batch is in
-        // flight and the key's committed row still names the old image.
+        // The key's new image comes on page 1 of 5. Page 1's records without new images commit
+        // ahead of its images; the next batch (the key with that image fetched, and the pages
+        // up to the session's tail) commits only once the last page is in. The image goes back
+        // to the old one when page 2 arrives, so the key comes again on the last page, while
+        // that batch is in flight and the key's committed row still names the old image.
         armed.set(true)
         defer { armed.set(false) }
         var options = SyncPlan()
         options.commitEvery = 4_000
-        let (report, changedBack) = try Self.pull(b, from: a, options: options, onPage: 2) {
+        let (report, changedBack) = try Self.pull(
+            b, from: a, options: options, onPage: 2, lastPageArrived: lastPageArrived
+        ) {
             try a.setImage(first.key, jpeg(1))
         }
         #expect(changedBack)
-        #expect(!slowOnce.current, "the slow commit happened")
+        #expect(applies.current >= 2, "the held commit happened")
+        #expect(heldUntilLastPage.current, "the batch holding the key committed before the last page arrived")
         #expect(report.manifestEntries == 4_502)
         #expect(try b.snapshot() == a.snapshot())
         #expect(b.imageBytes(first.key).map { SHA256.hash($0) } == SHA256.hash(jpeg(1)))
         #expect(try b.store.verify(repair: false).isClean)
     }
 
-    /// Pulls `a` into `b` over a pipe and runs `change` (once) when manifest page `onPage` arrives.
+    /// Pulls `a` into `b` over a pipe and runs `change` (once) when manifest page `onPage` arrives;
+    /// sets `lastPageArrived` when the final page does.
     static func pull(
         _ b: TestNode, from a: TestNode, options: SyncPlan = .init(), onPage: Int,
-        change: @escaping () throws -> Void
+        lastPageArrived: Locked<Bool>? = nil, change: @escaping () throws -> Void
     ) throws -> (SyncReport, changed: Bool) {
         var changed = false
         let report = try Sync.session(b, a, .pipe) { channel in
             var pages = 0
             let hooked = ObservingChannel(channel) { frame in
-                guard case .message(.manifestPage) = frame else { return }
+                guard case .message(.manifestPage(let page)) = frame else { return }
+                if page.isFinal { lastPageArrived?.set(true) }
                 pages += 1
                 if pages == onPage && !changed {
                     changed = true

@@ -73,8 +73,9 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         } else {
             #expect(failure == nil, "a slow network is not an error: \(String(describing: failure))")
         }
-        // Give the server a moment to notice its side of the fault and roll back its page.
-        Thread.sleep(forTimeInterval: 0.05)
+        // Stopping the server waits for its side of the session to notice the fault and roll
+        // back its page; a new server serves the next run.
+        server.stop()
         for node in [source, sink] {
             #expect(try node.node.store.verify(repair: false).isClean)
         }
@@ -86,9 +87,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
             }
         }
 
+        try server.serve(timeouts: Self.timeouts)
         let healthy = try FaultProxy(to: server.address.port, fault: .none, direction: .toClient)
         defer { healthy.stop() }
-        _ = try waitForServerSlot { try run(through: healthy) }
+        _ = try run(through: healthy)
         let expected = try source.node.snapshot().filter { $0.name != "already on the sink" }
         #expect(try sink.node.snapshot().filter { $0.name != "already on the sink" } == expected)
         #expect(try sink.node.store.verify(repair: false).isClean)
@@ -124,17 +126,5 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
             #expect(text.contains("TLS") || text.contains("decrypt") || text.contains("bad record"), "\(text)")
         }
         #expect(!text.contains("protobuf"), "corruption reached the decoder: \(text)")
-    }
-
-    /// A failed session's server thread may still hold its slot for a moment; retry briefly.
-    func waitForServerSlot<T>(_ body: () throws -> T) throws -> T {
-        var attempts = 0
-        while true {
-            do { return try body() } catch {
-                attempts += 1
-                if attempts >= 5 || !"\(error)".contains("busy") { throw error }
-                Thread.sleep(forTimeInterval: 0.2)
-            }
-        }
     }
 }

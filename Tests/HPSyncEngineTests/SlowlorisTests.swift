@@ -10,10 +10,16 @@ import Testing
 /// Regression (found by the hostile-input suite): a peer that passed TLS (any self-signed
 /// certificate does) could drip its Hello one byte at a time; every byte restarted the idle
 /// timeout, so a few such peers held every session slot indefinitely.
+///
+/// CI's short round trickles against a 1 s deadline; `Scripts/torture --slowloris` against
+/// `serve`'s default 10 s, a byte a second (`SlowlorisRound`).
 @Suite(.serialized) struct SlowlorisTests {
     @Test func helloTrickledInOneByteAtATimeIsCutOffAtTheHandshakeTimeout() throws {
+        let deadline = SlowlorisRound.handshakeTimeout(short: 1)
         let server = try TLSNode("server")
-        try server.serve(timeouts: TLSTimeouts(connect: .seconds(5), handshake: .seconds(1), idle: .seconds(2)))
+        try server.serve(
+            timeouts: TLSTimeouts(
+                connect: .seconds(5), handshake: .seconds(deadline), idle: .seconds(SlowlorisRound.drip * 8)))
         defer { server.stop() }
         let stranger = try TLSNode("stranger")
         let connection = try TLSConnection.connect(
@@ -33,12 +39,12 @@ import Testing
                 break
             }
             // Drip well inside the idle timeout, so only a whole-frame deadline can stop it.
-            Thread.sleep(forTimeInterval: 0.25)
-            if ContinuousClock.now - started > .seconds(8) { break }
+            Thread.sleep(forTimeInterval: SlowlorisRound.drip)
+            if ContinuousClock.now - started > .seconds(deadline + 7) { break }
             if let frame = try? connection.readAvailableFrameHeader(), frame { cutOff = true; break }
         }
         #expect(cutOff, "the server kept the trickling connection open")
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(deadline + 4))
     }
 }
 

@@ -17,15 +17,6 @@ import Testing
         Set(try store.images.listing(prefix: ImageDirectory.tempPrefix).map(\.name))
     }
 
-    /// Polls until `condition` holds, for up to five seconds (the refill runs on its own queue).
-    private func eventually(_ condition: () throws -> Bool) throws -> Bool {
-        for _ in 0..<500 {
-            if try condition() { return true }
-            usleep(10_000)
-        }
-        return try condition()
-    }
-
     @Test func whileABulkApplyRunsTakenFilesAreReplacedAheadAndTheRestRemovedAtItsEnd() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
@@ -33,10 +24,12 @@ import Testing
         var ahead: Set<String> = []
         try store.bulkApply {
             store.expectImages(10)
-            #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth }, "made before any take")
+            store.temporaries.waitUntilIdle()
+            #expect(try temporaries(store).count == TemporaryFilePool.depth, "made before any take")
             taken = try store.temporaries.take()
             ahead = try temporaries(store)
-            #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth + 1 })
+            store.temporaries.waitUntilIdle()
+            #expect(try temporaries(store).count == TemporaryFilePool.depth + 1)
             let again = try store.temporaries.take()
             #expect(try temporaries(store).contains(again.name))
             #expect(again.name != taken?.name)
@@ -61,13 +54,15 @@ import Testing
         var taken: [(name: String, descriptor: Int32)] = []
         try store.bulkApply {
             store.expectImages(2)
-            #expect(try eventually { try temporaries(store).count == 2 })
+            store.temporaries.waitUntilIdle()
+            #expect(try temporaries(store).count == 2)
             taken.append(try store.temporaries.take())
             store.expectImages(1)
-            #expect(try eventually { try temporaries(store).count == 3 }, "one taken, two ready")
+            store.temporaries.waitUntilIdle()
+            #expect(try temporaries(store).count == 3, "one taken, two ready")
             taken.append(try store.temporaries.take())
             taken.append(try store.temporaries.take())
-            usleep(200_000)
+            store.temporaries.waitUntilIdle()
             #expect(try temporaries(store) == Set(taken.map(\.name)), "three announced, three made, all taken")
         }
         for file in taken {
@@ -84,16 +79,17 @@ import Testing
             close(taken.descriptor)
             FileIO.unlinkIfPresent(store.images.tempPath(taken.name))
         }
-        usleep(200_000)
+        store.temporaries.waitUntilIdle()
         #expect(try temporaries(store) == [taken.name])
     }
 
     /// A file that waited longer than the pool allows (another process's sweep removes stale
-    /// temporaries) is removed and never handed out.
+    /// temporaries) is removed and never handed out. Here a file may not wait at all: every
+    /// ready one is stale by the time it is taken.
     @Test func aFileThatWaitedTooLongIsReplacedNotTaken() throws {
         let dir = TempDirectory()
         let store = try Fixtures.makeStore(dir)
-        let pool = TemporaryFilePool(directory: store.images, maxWait: .milliseconds(50))
+        let pool = TemporaryFilePool(directory: store.images, maxWait: .zero)
         pool.start()
         defer { pool.stop() }
         pool.expect(10)
@@ -102,9 +98,9 @@ import Testing
             close(first.descriptor)
             FileIO.unlinkIfPresent(store.images.tempPath(first.name))
         }
-        #expect(try eventually { try temporaries(store).count == TemporaryFilePool.depth + 1 })
+        pool.waitUntilIdle()
+        #expect(try temporaries(store).count == TemporaryFilePool.depth + 1)
         let waiting = try temporaries(store).subtracting([first.name])
-        usleep(100_000)
         let second = try pool.take()
         defer {
             close(second.descriptor)
@@ -130,7 +126,7 @@ import Testing
                 return path.hasPrefix(gone.path) && reason.contains("No such file")
             }
         }
-        usleep(100_000)
+        pool.waitUntilIdle()
         #expect(!FileManager.default.fileExists(atPath: gone.path))
     }
 }

@@ -55,6 +55,34 @@ public final class HeldConnection: @unchecked Sendable {
         return false
     }
 
+    /// Waits until the server has closed at least `count` of `connections` (a server shedding
+    /// a flood closes the ones past its limit at once), or `timeout` seconds pass; returns how
+    /// many it closed.
+    @discardableResult
+    public static func waitUntilClosed(
+        _ connections: [HeldConnection], count: Int, timeout: TimeInterval = 10
+    ) -> Int {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var open = connections.filter { $0.fd >= 0 && $0.isConnected }
+        var closed = 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while closed < count, !open.isEmpty, deadline.timeIntervalSinceNow > 0 {
+            var entries = open.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&entries, nfds_t(entries.count), Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
+            if ready <= 0 { continue }
+            var still: [HeldConnection] = []
+            for (connection, entry) in zip(open, entries) {
+                if entry.revents != 0, recv(connection.fd, &buffer, buffer.count, 0) <= 0 {
+                    closed += 1
+                } else {
+                    still.append(connection)
+                }
+            }
+            open = still
+        }
+        return closed
+    }
+
     public func close() {
         #if canImport(Glibc)
             if fd >= 0 { _ = Glibc.close(fd) }

@@ -9,3 +9,10 @@ public func jpeg(_ seed: UInt8 = 1, size: Int = 3000) -> [UInt8] {
     }
     return bytes
 }
+
+/// Small images for the end-to-end tests.
+public enum Images {
+    public static let jpeg = HPSyncTesting.jpeg(size: 18)
+    public static let png: [UInt8] =
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array("tiny png body".utf8)
+}

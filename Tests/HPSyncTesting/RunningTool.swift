@@ -16,6 +16,7 @@ public final class RunningTool: @unchecked Sendable {
     private let stderrPipe = Pipe()
     private let stdinPipe = Pipe()
     private let collected = Locked((stdout: Data(), stderr: Data(), closed: 0))
+    private let exited = Locked(false)
 
     /// Starts `arguments[0]` with the rest as its arguments. `input` is written to its stdin
     /// (nil: stdin is /dev/null); `closeInput: false` keeps stdin open (s_server shuts the
@@ -29,6 +30,8 @@ public final class RunningTool: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         process.standardInput = input == nil ? FileHandle.nullDevice : stdinPipe
+        let exited = exited
+        process.terminationHandler = { _ in exited.set(true) }
         try process.run()
         drain(stdoutPipe.fileHandleForReading, isStdout: true)
         drain(stderrPipe.fileHandleForReading, isStdout: false)
@@ -38,24 +41,35 @@ public final class RunningTool: @unchecked Sendable {
         }
     }
 
+    /// Collects `handle` as it comes, for `waitForStdout` and `finish`.
     private func drain(_ handle: FileHandle, isStdout: Bool) {
         let collected = collected
         Thread {
-            let data = handle.readDataToEndOfFile()
-            collected.withLock {
-                if isStdout { $0.stdout = data } else { $0.stderr = data }
-                $0.closed += 1
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                collected.withLock { if isStdout { $0.stdout.append(chunk) } else { $0.stderr.append(chunk) } }
             }
+            collected.withLock { $0.closed += 1 }
         }.start()
+    }
+
+    /// Waits until what the process printed on stdout so far satisfies `condition` (a line
+    /// saying it listens, say), it closes its stdout, or `timeout` seconds pass; returns whether
+    /// it did.
+    @discardableResult
+    public func waitForStdout(timeout: TimeInterval = 10, _ condition: (String) -> Bool) -> Bool {
+        var satisfied = false
+        collected.wait(timeout: timeout) { state in
+            satisfied = condition(String(decoding: state.stdout, as: UTF8.self))
+            return satisfied || state.closed == 2
+        }
+        return satisfied
     }
 
     /// Waits for exit (killing the process at a finite timeout) and returns what it printed.
     public func finish(timeout: TimeInterval = 15) -> ToolOutput {
-        if timeout.isFinite {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-            if process.isRunning { process.terminate() }
-        }
+        if timeout.isFinite, !exited.wait(timeout: timeout, until: { $0 }) { process.terminate() }
         process.waitUntilExit()
         collected.wait(timeout: timeout.isFinite ? 5 : .infinity) { $0.closed == 2 }
         let result = collected.current

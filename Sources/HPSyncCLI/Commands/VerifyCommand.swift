@@ -47,7 +47,8 @@ struct VerifyCommand: ParsableCommand {
         let logger = options.makeLogger()
         let (lock, store) =
             try repair
-            ? options.lockAndOpenStore(logger: logger) : (nil, options.openStore(logger: logger, blindAllowed: true))
+            ? options.lockAndOpenStore(logger: logger, blindAllowed: true)
+            : (nil, options.openStore(logger: logger, blindAllowed: true))
         let report = try withExtendedLifetime(lock) { () throws -> VerifyReport in
             let report = try store.verify(repair: repair)
             guard !peers.isEmpty, report.hasImagesToHeal else { return report }
@@ -71,8 +72,12 @@ struct VerifyCommand: ParsableCommand {
         lines += report.warnings.map { "warning: \($0)" }
         lines += report.notes.map { "note: \($0)" }
         lines += report.inFlight.map { "in flight (left alone): images/\($0)" }
+        let checked =
+            store.isBlind
+            ? "checked \(report.blindEntriesChecked) sealed entries (blind store: sizes and photos, no contents): "
+            : "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
         lines.append(
-            "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
+            checked
                 + (report.isClean
                     ? "clean" : "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")"))
         if !(quiet && report.isClean && report.repaired.isEmpty && report.warnings.isEmpty) {

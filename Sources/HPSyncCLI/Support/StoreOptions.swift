@@ -102,9 +102,9 @@ struct StoreOptions: ParsableArguments {
     /// Takes the store's run lock (or fails at once with the holder's PID), then opens the store.
     /// Lock before opening: opening rolls interrupted image writes forward, which must not race
     /// with a run in flight. Without a store, opening reports that instead.
-    func lockAndOpenStore(logger: Logger? = nil) throws -> (lock: SyncLock?, store: Store) {
+    func lockAndOpenStore(logger: Logger? = nil, blindAllowed: Bool = false) throws -> (lock: SyncLock?, store: Store) {
         let exists = FileManager.default.fileExists(atPath: storeURL.appendingPathComponent("store.sqlite").path)
         let lock = exists ? try SyncLock.acquire(storeDirectory: storeURL) : nil
-        return (lock, try openStore(logger: logger))
+        return (lock, try openStore(logger: logger, blindAllowed: blindAllowed))
     }
 }

@@ -16,8 +16,6 @@ final class BlindOutbox {
     private var head = 0
     private var streaming: (handle: FileHandle, url: URL, left: Int64)?
 
-    var isEmpty: Bool { head == entries.count && streaming == nil }
-
     func message(_ message: Message) { entries.append(.frame(.message(message))) }
 
     func missing(_ key: ItemKey, _ digest: SHA256Digest) {

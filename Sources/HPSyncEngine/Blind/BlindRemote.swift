@@ -7,8 +7,6 @@ import HPSyncStore
 final class BlindRemote {
     let channel: any MessageChannel
     let peerName: String
-    /// The blind store's Hello: its store ID, node ID and clock.
-    private(set) var hello: HelloMessage?
 
     init(channel: any MessageChannel, peerName: String) {
         self.channel = channel
@@ -23,9 +21,7 @@ final class BlindRemote {
         try channel.send(.hello(mine))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: mine, serverNodeID: serverNodeID) {
-        case .accept(let server):
-            hello = server
-            return server
+        case .accept(let server): return server
         case .refuse(let error): throw error
         }
     }
@@ -97,23 +93,6 @@ final class BlindRemote {
         }
         if let failure { throw failure }
         return header.size == expectedSize
-    }
-
-    /// Uploads a sealed photo of `size` bytes that `produce` writes through the given sender.
-    func upload(_ id: BlindID, size: Int64, _ produce: (_ send: ([UInt8]) throws -> Void) throws -> Void) throws {
-        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: size)))
-        var sent: Int64 = 0
-        try produce { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(bytes.count, offset + ProtocolLimits.chunkSize)
-                try bytes[offset..<end].withUnsafeBytes { try channel.sendImageChunk($0) }
-                offset = end
-            }
-            sent += Int64(bytes.count)
-        }
-        precondition(sent == size, "a sealed photo's size is computed before it is sealed")
-        _ = try putDone()
     }
 
     /// Stores `objects`; returns what the store did.

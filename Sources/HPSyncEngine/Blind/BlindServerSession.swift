@@ -17,6 +17,9 @@ final class BlindServerSession {
     /// Held from the session's first write to its end: one writer at a time per store, so a
     /// writer's listing, puts and head stay one story (other readers see an open head meanwhile).
     private var holdsWriterLock = false
+    /// Photos uploaded since the last commit: made durable and renamed before the next
+    /// BlindPut (or the end of the session), the folder fsynced once for all of them.
+    private var uploads: [SealedPhotoUpload] = []
 
     /// What the session did, for the log line and the Done.
     struct Counts {
@@ -64,6 +67,7 @@ final class BlindServerSession {
                 try receivePhoto(header)
             case .blindPut(let objects):
                 try mayWrite()
+                try commitUploads()
                 let result = try store.blindPut(objects)
                 counts.stored += Int(result.applied)
                 counts.stale += Int(result.stale)
@@ -77,6 +81,7 @@ final class BlindServerSession {
                     try channel.send(.blindHead(store.blindHead()))
                 }
             case .endSession:
+                try commitUploads()
                 var done = ChangeCounts()
                 done.entries = counts.listed
                 done.records = counts.sent
@@ -163,9 +168,17 @@ final class BlindServerSession {
             }
         }
         try upload.finish()
+        uploads.append(upload)
         counts.photosStored += 1
         counts.bytes += header.size
-        try channel.send(.blindPutDone(applied: 1, stale: 0, throughSeq: 0))
+    }
+
+    /// Makes the photos uploaded so far durable under their IDs.
+    private func commitUploads() throws {
+        guard !uploads.isEmpty else { return }
+        for upload in uploads { try upload.commit() }
+        uploads = []
+        try store.syncSealedPhotoDirectory()
     }
 
     /// A read-only peer may list and fetch, never store; the first write takes the store's

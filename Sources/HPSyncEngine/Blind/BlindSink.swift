@@ -87,7 +87,7 @@ final class BlindSink {
     }
 
     private func received(_ items: [Item]) throws {
-        var photos: [BlindID: ImageWanted] = [:]
+        var photos: [BlindID: (wanted: ImageWanted, size: Int64)] = [:]
         for item in items {
             let object = seal.seal(item)
             held.append(object)
@@ -95,19 +95,17 @@ final class BlindSink {
             if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
                 try damaged.contains(object.entry.id) || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
             {
-                photos[photo.id] = ImageWanted(key: item.key, digest: image.digest)
+                photos[photo.id] = (ImageWanted(key: item.key, digest: image.digest), image.size)
             }
         }
         counts.records += items.count
         photosWanted = photos.count
         if dryRun {
-            for wanted in photos.values {
-                counts.images += 1
-                counts.imageBytes += heldItems.values.first { $0.key == wanted.key }?.image?.size ?? 0
-            }
+            counts.images += photos.count
+            counts.imageBytes += photos.values.reduce(0) { $0 + $1.size }
             photosWanted = 0
         }
-        if photosWanted == 0 { try storeHeld() } else { out.message(.fetchImages(Array(photos.values))) }
+        if photosWanted == 0 { try storeHeld() } else { out.message(.fetchImages(photos.values.map(\.wanted))) }
     }
 
     private func begin(_ header: ImageHeaderMessage) throws {
@@ -139,11 +137,7 @@ final class BlindSink {
         guard var current = upload else { return }
         try send(current.sealer.finish())
         upload = nil
-        let reply = try remote.channel.receiveMessage(expecting: "BlindPutDone")
-        guard case .blindPutDone = reply else {
-            if case .error(let error) = reply { throw SyncError.refusedByPeer(error) }
-            throw SyncError.protocolViolation(.unexpectedMessage(got: reply.name, expected: "BlindPutDone"))
-        }
+        // No answer: the blind store makes it durable before its next BlindPutDone.
         uploaded.insert(current.id)
         counts.images += 1
         counts.imageBytes += current.size
@@ -173,12 +167,13 @@ final class BlindSink {
                     counts.updated += 1
                 }
             }
-            try catchUp()
-            try store.noteBlindItems(
-                peer: peer.nodeID,
-                held.compactMap { object in
-                    heldItems[object.entry.id].map { (object.entry, $0.key, $0.deleted) }
-                })
+            var known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
+            for object in held {
+                if let item = heldItems[object.entry.id] {
+                    known[object.entry.id] = (item.version, item.key, item.deleted)
+                }
+            }
+            try catchUp(known: known)
         }
         held = []
         heldItems = [:]
@@ -198,13 +193,13 @@ final class BlindSink {
     }
 
     /// Mirrors what the blind store listed since this node's last look (its own writes).
-    private func catchUp() throws {
+    private func catchUp(known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]) throws {
         let state = try store.blindPeerState(peer.nodeID)
         let since = state?.throughSeq ?? 0
         try remote.list(after: since) { listed in
             try store.mirrorBlindEntries(
                 peer: peer.nodeID, listed.entries,
-                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch))
+                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch), known: known)
         }
     }
 

@@ -21,14 +21,17 @@ struct InventoryKeyExchange {
             hello.intent == .pull || hello.intent == .push
         else { return nil }
         adopt(hello.inventoryKey, from: peer.name)
-        return (try? InventoryKeyFile.load(store))?.bytes
+        return ownKey()
     }
 
-    /// Client: the key to tell the server `peerName`, if that peer is listed and trusted.
-    func offer(toPeerNamed peerName: String) -> [UInt8]? {
-        guard let peer = try? store.peer(named: peerName), !peer.blind else { return nil }
-        return (try? InventoryKeyFile.load(store))?.bytes
+    /// Client: whether `peerName` is a listed peer that is not blind (one to tell the key).
+    func trustedPeer(named peerName: String) -> Bool {
+        guard let peer = (try? store.peer(named: peerName)) ?? nil else { return false }
+        return !peer.blind
     }
+
+    /// This node's key, if it has one.
+    func ownKey() -> [UInt8]? { (try? InventoryKeyFile.load(store))?.bytes }
 
     /// Takes `bytes` as this node's key if it has none; a different one is kept apart, with a
     /// warning, never replacing the key this node's blind copies are sealed with.

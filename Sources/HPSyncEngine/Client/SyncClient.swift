@@ -195,13 +195,12 @@ public final class SyncClient {
     ) throws -> HelloMessage {
         report.dryRun = plan.dryRun
         let exchange = InventoryKeyExchange(store: store, logger: logger)
+        let trusted = exchange.trustedPeer(named: peerName)
         let server = try handshake(
             channel, intent: intent, serverNodeID: serverNodeID, plan: plan,
-            inventoryKey: exchange.offer(toPeerNamed: peerName))
+            inventoryKey: trusted ? exchange.ownKey() : nil)
         report.clockSkew = compareClocks(server, peerName: peerName)
-        if server.version >= ProtocolLimits.blindVersion, let peer = (try? store.peer(named: peerName)) ?? nil,
-            !peer.blind
-        {
+        if trusted, server.version >= ProtocolLimits.blindVersion {
             exchange.adopt(server.inventoryKey, from: peerName)
         }
         return server

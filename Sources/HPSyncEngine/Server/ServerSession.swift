@@ -179,6 +179,7 @@ public final class ServerSession {
             metadata: [
                 "listed": "\(counts.listed)", "sent": "\(counts.sent)", "photos_sent": "\(counts.photosSent)",
                 "stored": "\(counts.stored)", "stale": "\(counts.stale)", "photos_stored": "\(counts.photosStored)",
+                "photo_bytes": "\(counts.bytes)",
                 "bytes_sent": "\(channel.bytesSent)", "bytes_received": "\(channel.bytesReceived)",
                 "seconds": "\(String(format: "%.3f", (ContinuousClock.now - started).seconds))",
             ])

@@ -10,40 +10,9 @@ public struct BlindID: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.bytes = Array(bytes)
     }
 
-    /// Lower-case hex, the name of a sealed photo's file.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// Parses the 64 lower-case hex digits `hex` writes; nil for anything else.
-    public init?(hex text: String) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var index = 0
-        while index < 64 {
-            guard let high = Self.nibble(utf8[index]), let low = Self.nibble(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        self.bytes = bytes
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        default: return nil
-        }
-    }
+    /// Lower-case hex, the name of a sealed photo's file (spelled as a SHA-256 digest is: both
+    /// are 32 bytes).
+    public var hex: String { SHA256Digest(bytes: bytes)!.hex }
 
     public var description: String { String(hex.prefix(16)) }
 

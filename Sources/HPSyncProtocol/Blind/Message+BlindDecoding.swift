@@ -9,14 +9,14 @@ extension Message {
         case .blindHeadRequest: return .blindHeadRequest
         case .blindHead(let head):
             return .blindHead(try blindHead(epoch: head.epoch, sealed: head.sealed, "BlindHead"))
-        case .blindList(let list): return .blindList(sinceSeq: try blindSeq(list.sinceSeq, "BlindList", "since_seq"))
+        case .blindList(let list): return .blindList(sinceSeq: try seq(list.sinceSeq, "BlindList", "since_seq"))
         case .blindListPage(let page):
             guard page.entries.count <= ProtocolLimits.maxManifestEntries else {
                 throw .tooMany(
                     message: "BlindListPage", field: "entries", count: page.entries.count,
                     limit: ProtocolLimits.maxManifestEntries)
             }
-            let through = try blindSeq(page.throughSeq, "BlindListPage", "through_seq")
+            let through = try seq(page.throughSeq, "BlindListPage", "through_seq")
             var previous: Int64 = 0
             var entries: [BlindEntry] = []
             entries.reserveCapacity(page.entries.count)
@@ -41,11 +41,15 @@ extension Message {
         case .blindObjects(let objects):
             try blindCount(objects.objects.count, "BlindObjects", "objects")
             return .blindObjects(
-                try objects.objects.map { object throws(ProtocolError) in try blindObject(object, "BlindObjects") },
+                // From a blind store, an empty record is a damaged entry for the trusted node's seal
+                // check to refuse alone, not a reason to end the whole session.
+                try objects.objects.map { object throws(ProtocolError) in
+                    try blindObject(object, "BlindObjects", allowEmpty: true)
+                },
                 isFinal: objects.final)
         case .blindGetPhoto(let get): return .blindGetPhoto(try blindID(get.photoID, "BlindGetPhoto", "photo_id"))
         case .blindPhotoHeader(let header):
-            let size = try blindSeq(header.size, "BlindPhotoHeader", "size")
+            let size = try seq(header.size, "BlindPhotoHeader", "size")
             guard size <= ProtocolLimits.maxSealedPhotoBytes else {
                 throw .invalidField(message: "BlindPhotoHeader", field: "size", problem: "is beyond 2^40")
             }
@@ -63,11 +67,11 @@ extension Message {
                 try put.objects.map { object throws(ProtocolError) in try blindObject(object, "BlindPut") })
         case .blindPutDone(let done):
             return .blindPutDone(
-                applied: try blindSeq(done.applied, "BlindPutDone", "applied"),
-                stale: try blindSeq(done.stale, "BlindPutDone", "stale"),
-                throughSeq: try blindSeq(done.throughSeq, "BlindPutDone", "through_seq"))
+                applied: try seq(done.applied, "BlindPutDone", "applied"),
+                stale: try seq(done.stale, "BlindPutDone", "stale"),
+                throughSeq: try seq(done.throughSeq, "BlindPutDone", "through_seq"))
         case .blindSetHead(let set):
-            let expected = try blindSeq(set.expectedEpoch, "BlindSetHead", "expected_epoch")
+            let expected = try seq(set.expectedEpoch, "BlindSetHead", "expected_epoch")
             let head = try blindHead(epoch: set.epoch, sealed: set.sealed, "BlindSetHead")
             guard head.epoch > expected, !head.sealed.isEmpty else {
                 throw .invalidField(
@@ -86,18 +90,18 @@ extension Message {
             throw .invalidField(
                 message: message, field: "sealed", problem: "is \(sealed.count) bytes, the limit is 4096")
         }
-        let epoch = try blindSeq(epoch, message, "epoch")
+        let epoch = try seq(epoch, message, "epoch")
         guard (epoch == 0) == sealed.isEmpty else {
             throw .invalidField(message: message, field: "sealed", problem: "must be empty exactly when epoch is 0")
         }
         return BlindHeadMessage(epoch: epoch, sealed: Array(sealed))
     }
 
-    private static func blindObject(_ object: Hpsync_V1_BlindObject, _ message: String) throws(ProtocolError)
-        -> BlindObject
+    private static func blindObject(_ object: Hpsync_V1_BlindObject, _ message: String, allowEmpty: Bool = false)
+        throws(ProtocolError) -> BlindObject
     {
         guard object.hasEntry else { throw .invalidField(message: message, field: "entry", problem: "is missing") }
-        guard !object.sealed.isEmpty, object.sealed.count <= ProtocolLimits.maxSealedRecordBytes else {
+        guard allowEmpty || !object.sealed.isEmpty, object.sealed.count <= ProtocolLimits.maxSealedRecordBytes else {
             throw .invalidField(
                 message: "BlindObject", field: "sealed",
                 problem: "is \(object.sealed.count) bytes, must be 1...\(ProtocolLimits.maxSealedRecordBytes)")
@@ -115,7 +119,7 @@ extension Message {
         guard entry.stamp > 0 else { throw .invalidField(message: message, field: "stamp", problem: "must be > 0") }
         var photo: BlindPhotoRef?
         if !entry.photoID.isEmpty {
-            let size = try blindSeq(entry.photoSize, message, "photo_size")
+            let size = try seq(entry.photoSize, message, "photo_size")
             guard size > 0, size <= ProtocolLimits.maxSealedPhotoBytes else {
                 throw .invalidField(message: message, field: "photo_size", problem: "must be 1...2^40 with a photo_id")
             }
@@ -126,7 +130,7 @@ extension Message {
         return BlindEntry(
             id: try blindID(entry.id, message, "id"),
             version: Version(stamp: VersionStamp(rawValue: entry.stamp), origin: origin),
-            seq: try blindSeq(entry.seq, message, "seq"), photo: photo)
+            seq: try seq(entry.seq, message, "seq"), photo: photo)
     }
 
     private static func blindID(_ bytes: Data, _ message: String, _ field: String) throws(ProtocolError) -> BlindID {
@@ -134,13 +138,6 @@ extension Message {
             throw .invalidField(message: message, field: field, problem: "must be 32 bytes, got \(bytes.count)")
         }
         return id
-    }
-
-    private static func blindSeq(_ value: UInt64, _ message: String, _ field: String) throws(ProtocolError) -> Int64 {
-        guard value <= UInt64(Int64.max) else {
-            throw .invalidField(message: message, field: field, problem: "is beyond 2^63-1")
-        }
-        return Int64(value)
     }
 
     private static func blindCount(_ count: Int, _ message: String, _ field: String) throws(ProtocolError) {

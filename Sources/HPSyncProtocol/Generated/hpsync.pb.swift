@@ -1134,7 +1134,7 @@ public nonisolated struct Hpsync_V1_BlindPutDone: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// entries stored (BlindPut), or 1 for a photo or head stored
+  /// entries stored (BlindPut), or 1 for a head stored
   public var applied: UInt64 = 0
 
   /// entries not stored: the store holds a greater (stamp, origin)

@@ -7,16 +7,20 @@ import HPSyncModel
     import Darwin
 #endif
 
-/// A sealed photo arriving at a blind store: written to `sealed/.tmp-*`, synced, then renamed to
-/// `sealed/<ID>` and the folder synced, so a BlindPut that names it afterwards never names a photo
-/// a power cut could take back. The store cannot check the bytes (it has no key); it checks the
-/// count, and trusted nodes check the seal.
+/// A sealed photo arriving at a blind store: written to `sealed/.tmp-*`; `finish()` hands it to
+/// the image flusher (its fsync runs while the next photo arrives), and `commit()`, before the
+/// BlindPut that may name it, waits for that fsync and renames it to `sealed/<ID>`. The session
+/// fsyncs the folder once for all the photos it commits, before the put commits, so a row never
+/// names a photo a power cut could take back. The store cannot check the bytes (it has no key);
+/// it checks the count, and trusted nodes check the seal.
 package final class SealedPhotoUpload {
     private let final: URL
     private let temporary: URL
     private let size: Int64
     private var fd: Int32
     private var received: Int64 = 0
+    private var durability: Durability?
+    private var committed = false
 
     package init(store: Store, id: BlindID, size: Int64) throws {
         try StorePrivacy.makeDirectory(store.sealedPhotoDirectory)
@@ -35,16 +39,21 @@ package final class SealedPhotoUpload {
         received += Int64(bytes.count)
     }
 
-    /// Syncs the file and renames it into place.
+    /// All bytes are in: the fsync starts in the background.
     package func finish() throws {
         guard received == size else {
             throw StoreError.invalidBlindEntry("sealed photo ended after \(received) of \(size) bytes")
         }
-        try FileIO.sync(fd, path: temporary.path)
-        close(fd)
+        durability = ImageFlusher.shared.submit(fd, path: temporary.path)
         fd = -1
+    }
+
+    /// Waits for the fsync and renames the photo into place (the caller fsyncs the folder).
+    package func commit() throws {
+        guard let durability, !committed else { return }
+        try durability.wait()
         try FileIO.renameFile(temporary.path, final.path)
-        try FileIO.syncDirectory(final.deletingLastPathComponent().path)
+        committed = true
     }
 
     /// Drops what arrived (a failed or cut transfer).
@@ -52,6 +61,9 @@ package final class SealedPhotoUpload {
         if fd >= 0 {
             close(fd)
             fd = -1
+        }
+        if !committed {
+            try? durability?.wait()
             _ = FileIO.unlinkIfPresent(temporary.path)
         }
     }

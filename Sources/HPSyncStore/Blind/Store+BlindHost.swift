@@ -8,7 +8,7 @@ import HPSyncModel
 /// the next seq, so trusted nodes list what changed since their last visit.
 extension Store {
     /// Whether this store is blind.
-    public var isBlind: Bool {
+    package var isBlind: Bool {
         (try? read { db in try Int64.fetchOne(db, sql: "SELECT blind FROM meta WHERE id = 1") }) == 1
     }
 
@@ -28,6 +28,9 @@ extension Store {
     package var sealedPhotoDirectory: URL { directory.appendingPathComponent("sealed", isDirectory: true) }
 
     package func sealedPhotoURL(_ id: BlindID) -> URL { sealedPhotoDirectory.appendingPathComponent(id.hex) }
+
+    /// Makes the renames of committed uploads durable.
+    package func syncSealedPhotoDirectory() throws { try FileIO.syncDirectory(sealedPhotoDirectory.path) }
 
     /// The head, or epoch 0 with nothing sealed when none was written yet.
     package func blindHead() throws -> BlindHeadMessage {
@@ -99,8 +102,7 @@ extension Store {
     package func blindPut(_ objects: [BlindObject]) throws -> BlindPutResult {
         for object in objects {
             guard let photo = object.entry.photo else { continue }
-            let size = try? FileManager.default.attributesOfItem(atPath: sealedPhotoURL(photo.id).path)[.size] as? Int64
-            guard size == photo.size else {
+            guard hasSealedPhoto(photo.id, size: photo.size) else {
                 throw StoreError.invalidBlindEntry(
                     "record \(object.entry.id) names sealed photo \(photo.id) of \(photo.size) bytes, which was not uploaded first"
                 )

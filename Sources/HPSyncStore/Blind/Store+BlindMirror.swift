@@ -46,9 +46,16 @@ extension Store {
     /// Records listed entries in one transaction: each replaces the mirror's row of its ID (what
     /// was known of the item is kept only for the same version). A blind store with another
     /// store ID than the one mirrored starts the mirror over.
-    package func mirrorBlindEntries(peer: NodeID, _ entries: [BlindEntry], state: BlindPeerState) throws {
+    /// `known` names the item behind versions this node just sealed (a push's own entries), noted
+    /// in the same transaction.
+    package func mirrorBlindEntries(
+        peer: NodeID, _ entries: [BlindEntry], state: BlindPeerState,
+        known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
+    ) throws {
         let node = Data(peer.bytes)
-        try write { db in
+        // A cache of what the blind store holds: lost in a crash, it is listed again. Only the
+        // highest epoch seen (`setBlindEpoch`) must survive one, and is committed durably.
+        try writeWithoutSync { db in
             if let old = try Data.fetchOne(
                 db, sql: "SELECT storeID FROM blindPeerState WHERE peerNode = ?", arguments: [node]),
                 old != Data(state.storeID.bytes)
@@ -66,12 +73,18 @@ extension Store {
             for entry in entries {
                 let stamp = Int64(bitPattern: entry.version.stamp.rawValue)
                 let origin = Data(entry.version.origin.bytes)
-                let known = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)])
-                let same = known.map { ($0["stamp"] as Int64) == stamp && ($0["origin"] as Data) == origin } ?? false
+                var key: String?
+                var deleted: Int64?
+                if let sealed = known[entry.id], sealed.version == entry.version {
+                    (key, deleted) = (sealed.key.rawValue, sealed.deleted ? 1 : 0)
+                } else if let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
+                    (row["stamp"] as Int64) == stamp && (row["origin"] as Data) == origin
+                {
+                    (key, deleted) = (row["itemKey"], row["deleted"])
+                }
                 try upsert.execute(arguments: [
                     node, Data(entry.id.bytes), stamp, origin, entry.seq, entry.photo.map { Data($0.id.bytes) },
-                    entry.photo?.size ?? 0, same ? known?["itemKey"] as String? : nil,
-                    same ? known?["deleted"] as Int64? : nil,
+                    entry.photo?.size ?? 0, key, deleted,
                 ])
             }
             try db.execute(
@@ -85,7 +98,7 @@ extension Store {
     package func noteBlindItems(peer: NodeID, _ items: [(entry: BlindEntry, key: ItemKey, deleted: Bool)]) throws {
         guard !items.isEmpty else { return }
         let node = Data(peer.bytes)
-        try write { db in
+        try writeWithoutSync { db in
             let update = try db.cachedStatement(
                 sql: """
                     UPDATE blindMirror SET itemKey = ?, deleted = ?
@@ -105,7 +118,7 @@ extension Store {
     /// not serve); a later listing of a new version clears the mark.
     package func markBlindDamaged(peer: NodeID, _ entries: [BlindEntry]) throws {
         guard !entries.isEmpty else { return }
-        try write { db in
+        try writeWithoutSync { db in
             for entry in entries {
                 try db.execute(
                     sql:

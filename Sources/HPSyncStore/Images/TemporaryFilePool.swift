@@ -89,6 +89,11 @@ final class TemporaryFilePool: @unchecked Sendable {
         return try directory.createTemp()
     }
 
+    /// Waits for the refills started so far (tests: to look at what they made, or did not).
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
     private func refillIfOpen() {
         let start = lock.withLock {
             guard isOpen, !refilling, ready.count < wanted else { return false }

@@ -26,7 +26,7 @@ public struct VerifyReport: Sendable, Hashable {
     /// A blind store's findings: what it can check without any key (Protocol.md 5.8).
     package var blindProblems: [String] = []
     package var blindNotes: [String] = []
-    public var blindEntriesChecked = 0
+    package var blindEntriesChecked = 0
     /// Store paths group or others can read (a warning: the store is not clean of secrets, but
     /// nothing is damaged), each with its mode.
     package var exposedPaths: [String] = []
