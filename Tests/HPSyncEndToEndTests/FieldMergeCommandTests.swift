@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func editsOfTwoFieldsSurviveAndAClashIsShownUntilAnEditResolvesIt() throws {
-        let pair = try SyncCommandTests.Pair()
+        let pair = try Pair()
         defer { pair.cleanUp() }
         let (laptop, desktop) = (pair.primary, pair.backup)
         let added = try laptop.run(["add", "--name", "Guitar", "--value", "0"])
