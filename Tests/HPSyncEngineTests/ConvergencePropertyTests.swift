@@ -80,8 +80,8 @@ final class HistoryRun {
     let clocks: [TestClock]
     let keys: [ItemKey]
     var now: UInt64 = start
-    /// Every version any node created, per key: the model keeps the greatest.
-    var created: [ItemKey: [Item]] = [:]
+    /// Every edit and deletion any node made: the model of the field merge.
+    var oracle = FieldMergeOracle()
     var imagesByDigest: [SHA256Digest: [UInt8]] = [:]
     var log: [String] = []
     var sessionsCut = 0
@@ -92,6 +92,8 @@ final class HistoryRun {
     var restamps = 0
     /// Nodes that did not converge to the merge rule's winners.
     var divergent = 0
+    /// Open conflicts the merge rule expects after the final round (on every node).
+    var conflicts = 0
 
     init(_ history: History) throws {
         self.history = history
@@ -120,10 +122,6 @@ final class HistoryRun {
         }
     }
 
-    func record(_ item: Item) {
-        created[item.key, default: []].append(item)
-    }
-
     /// Performs one step; an operation that does not apply to the node's current state is skipped.
     func perform(_ step: HistoryStep) throws {
         // Some steps happen in the same millisecond, to exercise the counter and the origin tiebreak.
@@ -132,6 +130,7 @@ final class HistoryRun {
         let node = nodes[index]
         let key = keys[step.slot]
         let live = try node.store.item(key).map { !$0.deleted } ?? false
+        let before = try node.store.mergeState(key)
         let prefix = "t+\(now - Self.start)ms n\(index):"
         func image() -> [UInt8] {
             let bytes = jpeg(UInt8(step.parameter), size: 600 + step.parameter)
@@ -144,23 +143,26 @@ final class HistoryRun {
             var draft = ItemDraft(key: key, name: "k\(step.slot) by n\(index) #\(step.parameter)")
             draft.valueInDollars = Int64(step.parameter)
             if withImage { draft.imageFile = try node.writeTemp(image()) }
-            record(try node.store.add(draft))
+            oracle.change(try node.store.add(draft), fields: ItemField.allCases, before: before)
             log.append("\(prefix) add k\(step.slot)\(withImage ? " with image \(step.parameter)" : "")")
         case .edit where live:
-            record(try node.store.edit(key, ItemEdit(name: "k\(step.slot) edited by n\(index) #\(step.parameter)")))
+            let edited = try node.store.edit(
+                key, ItemEdit(name: "k\(step.slot) edited by n\(index) #\(step.parameter)"))
+            oracle.change(edited, fields: [.name], before: before)
             log.append("\(prefix) edit k\(step.slot)")
         case .delete where live:
             _ = try node.store.delete([key])
-            record(try #require(try node.store.item(key)))
+            oracle.delete(key, at: try #require(try node.store.item(key)).version)
             log.append("\(prefix) delete k\(step.slot)")
         case .setImage where live:
-            record(try node.store.setImage(key, from: try node.writeTemp(image())))
+            oracle.change(
+                try node.store.setImage(key, from: try node.writeTemp(image())), fields: [.photo], before: before)
             log.append("\(prefix) set image of k\(step.slot) to \(step.parameter)")
         case .removeImage where live:
-            let before = try node.store.item(key)
+            let old = try node.store.item(key)
             let after = try node.store.removeImage(key)
-            if after != before { record(after) }
-            log.append("\(prefix) remove image of k\(step.slot)\(after == before ? " (had none)" : "")")
+            if after != old { oracle.change(after, fields: [.photo], before: before) }
+            log.append("\(prefix) remove image of k\(step.slot)\(after == old ? " (had none)" : "")")
         case .clockJump:
             jumps[index] = jumps[index] != 0 ? 0 : (step.parameter % 2 == 0 ? Self.day : -Self.day)
             clockJumps += 1
@@ -205,7 +207,8 @@ final class HistoryRun {
 
     /// What a user does once a clock is right again: `clock reset` where the high-water mark is
     /// ahead. Every version it restamps comes back, same content, as this node's edit stamped
-    /// now: the old version is withdrawn from the model, the new one is a version like any other.
+    /// now, a whole record: the old version is withdrawn from the model (`expected` leaves out
+    /// the future), the new one is an edit of every field (or a deletion) like any other.
     func resetClock(_ index: Int, prefix: String) throws {
         let store = nodes[index].store
         guard try store.clockAhead() != nil else {
@@ -222,8 +225,7 @@ final class HistoryRun {
             #expect(old.version == restamp.old)
             old.version = new.version
             #expect(old == new, "a reset changed more than the stamp:\n  \(transcript)")
-            created[restamp.key]?.removeAll { $0.version == restamp.old }
-            record(new)
+            oracle.restamp(new)
         }
         log.append("\(prefix) clock reset: \(reset.restamped.count) restamped")
     }
@@ -244,24 +246,26 @@ final class HistoryRun {
 
     var transcript: String { log.joined(separator: "\n  ") }
 
-    /// The merge rule's answer: per key, the greatest (stamp, origin) of all versions made,
-    /// except those stamped by a clock a day ahead. Once every clock is right, every node resets
-    /// (`fixClocks`): each such version it holds comes back as a new version stamped now (checked
-    /// in `resetClock`), and one that no node holds any more was replaced by a later version,
-    /// stamped in the future too, and restamped in its turn.
-    var expected: [Item] {
-        let limit = now + 12 * 3_600_000
-        return created.values.compactMap { versions in
-            versions.filter { $0.version.stamp.milliseconds <= limit }.max { $0.version < $1.version }
-        }.sorted { $0.key < $1.key }
+    /// The merge rule's answer (`FieldMergeOracle`): per field the latest edit, its concurrent
+    /// edits nobody saw as conflicts, except the edits stamped by a clock a day ahead. Once every
+    /// clock is right, every node resets (`fixClocks`): each such version it holds comes back as
+    /// a new version stamped now (checked in `resetClock`), and one that no node holds any more
+    /// was replaced by a later version, stamped in the future too, and restamped in its turn.
+    var expected: (items: [Item], conflicts: Set<FieldConflict>) {
+        oracle.expected(stampedUpTo: now + 12 * 3_600_000)
     }
 
     func check() throws {
-        let expected = expected
+        let (expected, expectedConflicts) = expected
+        conflicts = expectedConflicts.count
         for (index, node) in nodes.enumerated() {
             let snapshot = try node.snapshot()
-            if snapshot != expected { divergent += 1 }
+            let nodeConflicts = Set(try node.store.conflicts())
+            if snapshot != expected || nodeConflicts != expectedConflicts { divergent += 1 }
             #expect(snapshot == expected, "n\(index) differs from the merge rule's winners:\n  \(transcript)")
+            #expect(
+                nodeConflicts == expectedConflicts,
+                "n\(index) lists other conflicts than the merge rule's:\n  \(transcript)")
             #expect(try node.store.verify(repair: false).isClean, "n\(index) not clean:\n  \(transcript)")
             for item in expected {
                 let bytes = node.imageBytes(item.key)
@@ -298,8 +302,11 @@ let progressInterval = historyCount >= 10_000 ? 5_000 : Int.max
 
 /// Counts across the whole run, for RELIABILITY.md.
 let convergenceStats = Locked<
-    (histories: Int, steps: Int, cuts: Int, skipped: Int, jumps: Int, resets: Int, restamps: Int, divergent: Int)
->((0, 0, 0, 0, 0, 0, 0, 0))
+    (
+        histories: Int, steps: Int, cuts: Int, skipped: Int, jumps: Int, resets: Int, restamps: Int, divergent: Int,
+        conflicts: Int
+    )
+>((0, 0, 0, 0, 0, 0, 0, 0, 0))
 let convergenceStarted = Date()
 
 @Suite struct ConvergencePropertyTests {
@@ -331,6 +338,7 @@ let convergenceStarted = Date()
                 $0.resets += run.resets
                 $0.restamps += run.restamps
                 $0.divergent += run.divergent
+                $0.conflicts += run.conflicts
                 checked = $0.histories
             }
             if checked % progressInterval == 0 { printConvergenceStats("progress") }
@@ -352,7 +360,7 @@ func printConvergenceStats(_ label: String, shardSeconds: Double? = nil) {
     var line =
         "convergence (\(label)): \(stats.histories) histories, \(stats.steps) steps, \(stats.cuts) sessions cut, "
         + "\(stats.jumps) clock jumps, \(stats.resets) clock resets (\(stats.restamps) versions restamped), "
-        + "\(stats.divergent) divergent nodes"
+        + "\(stats.conflicts) open conflicts at the end, \(stats.divergent) divergent nodes"
     if stats.skipped > 0 { line += ", \(stats.skipped) skipped after the HP_SYNC_HISTORY_SECONDS budget" }
     if let shardSeconds { line += ", shard \(String(format: "%.1f", shardSeconds)) s" }
     print(line + ", \(String(format: "%.1f", elapsed)) s since the first shard started")

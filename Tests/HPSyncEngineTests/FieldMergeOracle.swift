@@ -1,0 +1,126 @@
+import HPSyncModel
+
+/// The field merge's answer (Protocol.md 5.9) for a history, worked out from its edits alone.
+///
+/// Every local change is one edit per field it sets, at the change's version, with the base its
+/// node held for that field (nil for a new key, and for `clock reset`, which restamps an item
+/// whole); a deletion is a version of its own. Once every node has seen every edit, a field
+/// holds the edits no other edit dominates (Protocol.md 5.9: a known base at or above the
+/// version, or an unknown base and a newer version): the greatest is its value, the others its
+/// open conflicts. The item is deleted when its latest deletion is above every field's value.
+struct FieldMergeOracle {
+    struct Edit: Hashable {
+        var field: ItemField
+        var content: FieldContent
+        var version: Version
+        var base: Version?
+    }
+
+    /// Per key, every field edit made.
+    private(set) var edits: [ItemKey: [Edit]] = [:]
+    /// Per key, every deletion made.
+    private(set) var deletions: [ItemKey: [Version]] = [:]
+
+    /// A local change that set `fields` to `item`'s values at `item.version`, on a node whose
+    /// state of the key was `before` (nil: the node had no row for it).
+    mutating func change(_ item: Item, fields: [ItemField], before: ItemMergeState?) {
+        for field in fields {
+            edits[item.key, default: []].append(
+                Edit(
+                    field: field, content: Self.content(of: field, in: item), version: item.version,
+                    base: before.flatMap { Self.version(of: field, in: $0) }))
+        }
+    }
+
+    mutating func delete(_ key: ItemKey, at version: Version) {
+        deletions[key, default: []].append(version)
+    }
+
+    /// A version `clock reset` wrote: a whole record (every field, its base unknown) or a
+    /// tombstone without fields.
+    mutating func restamp(_ item: Item) {
+        if item.deleted {
+            delete(item.key, at: item.version)
+        } else {
+            change(item, fields: ItemField.allCases, before: nil)
+        }
+    }
+
+    /// The items and open conflicts every node must hold, leaving out the versions stamped
+    /// after `limit` milliseconds (those `clock reset` restamped).
+    func expected(stampedUpTo limit: UInt64) -> (items: [Item], conflicts: Set<FieldConflict>) {
+        var items: [Item] = []
+        var conflicts = Set<FieldConflict>()
+        for key in Set(edits.keys).union(deletions.keys).sorted() {
+            let kept = (edits[key] ?? []).filter { $0.version.stamp.milliseconds <= limit }
+            let deletion = (deletions[key] ?? []).filter { $0.stamp.milliseconds <= limit }.max()
+            var winners: [ItemField: Edit] = [:]
+            var losers: [Edit] = []
+            for field in ItemField.allCases {
+                let candidates = kept.filter { $0.field == field }
+                let maximal = candidates.filter { edit in !candidates.contains { Self.dominates($0, edit) } }
+                    .sorted { $0.version > $1.version }
+                guard let winner = maximal.first else { continue }
+                winners[field] = winner
+                losers += maximal.dropFirst()
+            }
+            let fieldVersion = winners.values.map(\.version).max()
+            guard let version = [fieldVersion, deletion].compactMap({ $0 }).max() else { continue }
+            if let deletion, fieldVersion.map({ deletion > $0 }) ?? true {
+                items.append(.tombstone(key: key, version: version))
+                continue
+            }
+            items.append(Self.item(key, winners, version: version))
+            for loser in losers {
+                let winner = winners[loser.field]!
+                conflicts.insert(
+                    FieldConflict(
+                        key: key, field: loser.field, kept: winner.content, keptVersion: winner.version,
+                        losing: loser.content, losingVersion: loser.version))
+            }
+        }
+        return (items, conflicts)
+    }
+
+    /// Whether `other`'s editor had seen `edit` (a known base at or above its version), or, with
+    /// its base unknown, `other` is simply newer.
+    static func dominates(_ other: Edit, _ edit: Edit) -> Bool {
+        if let base = other.base { return edit.version <= base }
+        return edit.version < other.version
+    }
+
+    static func content(of field: ItemField, in item: Item) -> FieldContent {
+        switch field {
+        case .name: .text(item.name)
+        case .serialNumber: .optionalText(item.serialNumber)
+        case .valueInDollars: .integer(item.valueInDollars)
+        case .dateCreated: .integer(item.dateCreatedMilliseconds)
+        case .photo: .photo(item.image)
+        }
+    }
+
+    static func version(of field: ItemField, in state: ItemMergeState) -> Version? {
+        switch field {
+        case .name: state.name.version
+        case .serialNumber: state.serialNumber.version
+        case .valueInDollars: state.valueInDollars.version
+        case .dateCreated: state.dateCreated.version
+        case .photo: state.photo.version
+        }
+    }
+
+    static func item(_ key: ItemKey, _ winners: [ItemField: Edit], version: Version) -> Item {
+        var item = Item(key: key, name: "", dateCreatedMilliseconds: 0, version: version)
+        for (field, edit) in winners {
+            switch (field, edit.content) {
+            case (.name, .text(let name)): item.name = name
+            case (.serialNumber, .optionalText(let serial)): item.serialNumber = serial
+            case (.valueInDollars, .integer(let value)): item.valueInDollars = value
+            case (.dateCreated, .integer(let date)): item.dateCreatedMilliseconds = date
+            case (.photo, .photo(let ref)): item.image = ref
+            default: preconditionFailure("\(field) holds \(edit.content)")
+            }
+        }
+        return item
+    }
+}
