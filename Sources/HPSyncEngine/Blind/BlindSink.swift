@@ -7,7 +7,8 @@ import Logging
 
 /// The sink side of a push to a blind peer, played locally (`BlindPeerChannel`): for each page
 /// the local source offers, it asks for the records the blind store lacks or holds older (by the
-/// mirror), seals them, uploads the photos it does not hold yet, stores the sealed records, and
+/// mirror), or holds at the same version in another merge state (Protocol.md 5.9: a join keeps
+/// the greater version, so a state that took in an older one's fields keeps its version), seals them, uploads the photos it does not hold yet, stores the sealed records, and
 /// acknowledges the page as durable. The first write opens a new head epoch; the end of a push
 /// that wrote seals a finished head naming every entry the blind store now holds.
 final class BlindSink {
@@ -80,7 +81,10 @@ final class BlindSink {
                 if mirrored[id]?.damaged == true { damaged.insert(id) }
                 return true
             }
+            // An unknown digest (an entry another node stored, not opened here yet) is taken as
+            // the same state: the pull a sync starts with opens it and learns its digest.
             return row.entry.version < entry.version
+                || (row.entry.version == entry.version && row.mergeDigest.map { $0 != entry.mergeDigest } ?? false)
         }.map(\.0.key)
         counts.skipped += offered.entries.count - wanted.count
         if wanted.isEmpty { try finishPage() } else { out.message(.fetchRecords(wanted)) }
@@ -167,10 +171,10 @@ final class BlindSink {
                     counts.updated += 1
                 }
             }
-            var known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
+            var known: [BlindID: (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = [:]
             for object in held {
                 if let item = heldItems[object.entry.id] {
-                    known[object.entry.id] = (item.version, item.key, item.deleted)
+                    known[object.entry.id] = (item.version, item.key, item.deleted, item.mergeDigest)
                 }
             }
             try catchUp(known: known)
@@ -193,7 +197,9 @@ final class BlindSink {
     }
 
     /// Mirrors what the blind store listed since this node's last look (its own writes).
-    private func catchUp(known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]) throws {
+    private func catchUp(
+        known: [BlindID: (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = [:]
+    ) throws {
         let state = try store.blindPeerState(peer.nodeID)
         let since = state?.throughSeq ?? 0
         try remote.list(after: since) { listed in
