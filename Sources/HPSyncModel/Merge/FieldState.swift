@@ -23,15 +23,15 @@ public struct FieldState<Value: FieldValue>: Hashable, Sendable {
     }
 
     /// The field's value and the edit that set it; nil for an empty field.
-    public var winner: FieldCandidate<Value>? { candidates.first }
+    @inlinable public var winner: FieldCandidate<Value>? { candidates.first }
 
     /// The concurrent edits that lost to the winner, greatest version first.
-    public var conflicts: ArraySlice<FieldCandidate<Value>> { candidates.dropFirst() }
+    @inlinable public var conflicts: ArraySlice<FieldCandidate<Value>> { candidates.dropFirst() }
 
     /// The version of the winner: the greatest this field holds, and the base of its next edit.
-    public var version: Version? { candidates.first?.version }
+    @inlinable public var version: Version? { candidates.first?.version }
 
-    public var isEmpty: Bool { candidates.isEmpty }
+    @inlinable public var isEmpty: Bool { candidates.isEmpty }
 
     /// The state that holds what both hold (see the type's summary).
     public func joined(with other: Self) -> Self {

@@ -82,7 +82,10 @@ extension ItemMergeState {
     /// are big-endian; a text is its UTF-8 length (4 bytes) and bytes; an absent serial number
     /// or photo is a 0 byte, a present one 1 and its text, or its digest and size (8 bytes).
     public var digestInput: [UInt8] {
+        // Written from the fields themselves, not through `listedCandidates`: a source hashes
+        // every edited item of a manifest page.
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(320)
         func integer<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.bigEndian) { bytes += $0 } }
         func version(_ version: Version) {
             integer(version.stamp.rawValue)
@@ -92,10 +95,9 @@ extension ItemMergeState {
             integer(UInt32(text.utf8.count))
             bytes += text.utf8
         }
-        for field in ItemField.allCases {
-            let listed = listedCandidates.filter { $0.field == field }
-            integer(UInt32(listed.count))
-            for candidate in listed {
+        func field<Value>(_ state: FieldState<Value>, _ value: (Value) -> Void) {
+            integer(UInt32(state.candidates.count))
+            for candidate in state.candidates {
                 version(candidate.version)
                 if let base = candidate.base {
                     bytes.append(1)
@@ -103,19 +105,21 @@ extension ItemMergeState {
                 } else {
                     bytes.append(0)
                 }
-                switch candidate.content {
-                case .text(let value): text(value)
-                case .optionalText(let value):
-                    bytes.append(value == nil ? 0 : 1)
-                    if let value { text(value) }
-                case .integer(let value): integer(value)
-                case .photo(let ref):
-                    bytes.append(ref == nil ? 0 : 1)
-                    if let ref {
-                        bytes += ref.digest.bytes
-                        integer(ref.size)
-                    }
-                }
+                value(candidate.value)
+            }
+        }
+        field(name) { text($0) }
+        field(serialNumber) { value in
+            bytes.append(value == nil ? 0 : 1)
+            if let value { text(value) }
+        }
+        field(valueInDollars) { integer($0) }
+        field(dateCreated) { integer($0) }
+        field(photo) { ref in
+            bytes.append(ref == nil ? 0 : 1)
+            if let ref {
+                bytes += ref.digest.bytes
+                integer(ref.size)
             }
         }
         return bytes

@@ -56,8 +56,11 @@ public struct ItemMergeState: Hashable, Sendable {
 
     /// The greatest version of any field, nil when no field holds anything.
     public var fieldVersion: Version? {
-        [name.version, serialNumber.version, valueInDollars.version, dateCreated.version, photo.version]
-            .compactMap { $0 }.max()
+        // Without an array: the merge asks for it several times per record.
+        Self.later(
+            Self.later(
+                Self.later(name.version, serialNumber.version), Self.later(valueInDollars.version, dateCreated.version)),
+            photo.version)
     }
 
     /// The item's version: the greatest of its fields' versions and its deletion's.

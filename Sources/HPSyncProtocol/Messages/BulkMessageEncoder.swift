@@ -11,10 +11,6 @@ enum BulkMessageEncoder {
     /// The envelope's bytes, or nil for a message of another kind.
     static func encode(_ message: Message) -> [UInt8]? {
         switch message {
-        // Version 5's candidates are rare (items whose fields merged): they take the generic
-        // route; merge digests are written here (a page of edits has many).
-        case .records(let items) where items.contains(where: { $0.mergeState != nil }):
-            return nil
         case .manifestPage(let page):
             let size = page.entries.reduce(pageFieldsSize(page)) { $0 + nestedSize(entrySize($1)) }
             return envelope(field: 4, size: size) { writer in
@@ -30,11 +26,14 @@ enum BulkMessageEncoder {
                 writer.field(7, UInt64(page.imageBytesAhead))
             }
         case .records(let items):
-            let size = items.reduce(0) { $0 + nestedSize(recordSize($1)) }
+            // Version 5: an edited item's record carries its candidates (a page of edits has many).
+            let candidates = items.map { $0.mergeState?.listedCandidates ?? [] }
+            let sizes = zip(items, candidates).map { recordSize($0, $1) }
+            let size = sizes.reduce(0) { $0 + nestedSize($1) }
             return envelope(field: 6, size: size) { writer in
-                for item in items {
-                    writer.header(1, length: recordSize(item))
-                    write(item, into: &writer)
+                for index in items.indices {
+                    writer.header(1, length: sizes[index])
+                    write(items[index], candidates[index], into: &writer)
                 }
             }
         default:
@@ -79,10 +78,11 @@ enum BulkMessageEncoder {
 
     // MARK: - Records
 
-    private static func recordSize(_ item: Item) -> Int {
+    private static func recordSize(_ item: Item, _ candidates: [ListedCandidate]) -> Int {
         var size =
             bytesFieldSize(item.key.rawValue.utf8.count) + varintFieldSize(item.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(item.deleted ? 1 : 0)
+        for candidate in candidates { size += nestedSize(candidateSize(candidate)) }
         guard !item.deleted else { return size }
         size += bytesFieldSize(item.name.utf8.count)
         if let serial = item.serialNumber { size += nestedSize(serial.utf8.count) }
@@ -94,7 +94,7 @@ enum BulkMessageEncoder {
         return size
     }
 
-    private static func write(_ item: Item, into writer: inout ProtobufWriter) {
+    private static func write(_ item: Item, _ candidates: [ListedCandidate], into writer: inout ProtobufWriter) {
         writer.field(1, text: item.key.rawValue)
         if !item.deleted {
             writer.field(2, text: item.name)
@@ -113,6 +113,58 @@ enum BulkMessageEncoder {
         writer.field(8, item.version.stamp.rawValue)
         writer.field(9, bytes: item.version.origin.bytes)
         writer.field(10, item.deleted ? 1 : 0)
+        for candidate in candidates {
+            writer.header(11, length: candidateSize(candidate))
+            write(candidate, into: &writer)
+        }
+    }
+
+    // MARK: - FieldCandidate (version 5)
+
+    private static func fieldNumber(_ field: ItemField) -> UInt64 {
+        UInt64(ItemField.allCases.firstIndex(of: field)! + 1)
+    }
+
+    private static func candidateSize(_ candidate: ListedCandidate) -> Int {
+        var size =
+            varintFieldSize(fieldNumber(candidate.field)) + varintFieldSize(candidate.version.stamp.rawValue)
+            + bytesFieldSize(NodeID.byteCount)
+        if let base = candidate.base {
+            size += varintFieldSize(base.stamp.rawValue) + bytesFieldSize(NodeID.byteCount)
+        }
+        switch candidate.content {
+        // A name is set even when empty (proto3 `optional`), so it is written.
+        case .text(let text): size += nestedSize(text.utf8.count)
+        case .optionalText(let text): if let text { size += nestedSize(text.utf8.count) }
+        case .integer(let value): size += varintFieldSize(UInt64(bitPattern: value))
+        case .photo(let ref):
+            if let ref { size += bytesFieldSize(SHA256Digest.byteCount) + varintFieldSize(UInt64(ref.size)) }
+        }
+        return size
+    }
+
+    private static func write(_ candidate: ListedCandidate, into writer: inout ProtobufWriter) {
+        writer.field(1, fieldNumber(candidate.field))
+        writer.field(2, candidate.version.stamp.rawValue)
+        writer.field(3, bytes: candidate.version.origin.bytes)
+        if let base = candidate.base {
+            writer.field(4, base.stamp.rawValue)
+            writer.field(5, bytes: base.origin.bytes)
+        }
+        func text(_ text: String) {
+            writer.header(6, length: text.utf8.count)
+            writer.append(text)
+        }
+        switch candidate.content {
+        case .text(let value): text(value)
+        case .optionalText(let value): if let value { text(value) }
+        case .integer(let value): writer.field(7, UInt64(bitPattern: value))
+        case .photo(let ref):
+            if let ref {
+                writer.field(8, bytes: ref.digest.bytes)
+                writer.field(9, UInt64(ref.size))
+            }
+        }
     }
 
     // MARK: - Sizes (every field number here is below 16: its tag is one byte)

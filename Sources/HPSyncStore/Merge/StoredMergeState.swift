@@ -141,6 +141,8 @@ struct StoredMergeState {
     private static func conflictRecords(_ state: ItemMergeState) -> [ConflictRecord] {
         var rows: [ConflictRecord] = []
         func add<Value>(_ field: ItemField, _ values: FieldState<Value>, _ content: (Value) -> FieldContent) {
+            // Most fields have no conflict: no slice of them made, no generic walk.
+            guard values.candidates.count > 1 else { return }
             for candidate in values.conflicts {
                 rows.append(
                     ConflictRecord(
