@@ -87,9 +87,9 @@ extension Store {
 
     /// What a BlindPut did.
     package struct BlindPutResult: Equatable, Sendable {
-        public var applied: Int64
-        public var stale: Int64
-        public var throughSeq: Int64
+        package var applied: Int64
+        package var stale: Int64
+        package var throughSeq: Int64
     }
 
     /// Stores each object whose (stamp, origin) is not below the store's entry of its ID, in one

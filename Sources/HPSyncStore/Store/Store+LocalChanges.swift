@@ -61,7 +61,7 @@ extension Store {
         var dropped: String?
         let item = try write { db -> Item in
             var item = try Self.liveItem(db, key)
-            dropped = try dropJournal(db, key: key)
+            dropped = try ImageJournal(db).drop(key: key)
             guard item.image != nil else { return item }
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
             item.image = nil
@@ -85,18 +85,18 @@ extension Store {
         var dropped: [String] = []
         try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
-            var trashInsertion = TrashInsertion(db)
+            var trashInsertion = TrashInsertion(db, images: images, trash: trashDirectory)
             for key in unique {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
                 if keepInTrash {
-                    try trash(row, deleted: true, now: self.clock.nowMilliseconds(), into: &trashInsertion)
+                    try trashInsertion.add(replaced: row, deleted: true, now: self.clock.nowMilliseconds())
                 }
                 let replaced = VersionStamp(rawValue: UInt64(bitPattern: row.stamp))
                 let tombstone = Item.tombstone(
                     key: key, version: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
                 try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)
-                if let temp = try dropJournal(db, key: key) { dropped.append(temp) }
+                if let temp = try ImageJournal(db).drop(key: key) { dropped.append(temp) }
             }
             try trashInsertion.finish()
             try clock.save(db)
@@ -127,7 +127,7 @@ extension Store {
                 var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
                 let item = try body(db, &clock)
                 try ItemRecord(item, seq: clock.nextSeq()).write(db)
-                if let image { superseded = try journal(db, key: key, tempName: image.name) }
+                if let image { superseded = try ImageJournal(db).record(key: key, tempName: image.name) }
                 try clock.save(db)
                 return item
             }
