@@ -43,6 +43,11 @@ final class BlindSink {
     private var durableThrough: Int64 = 0
     /// Items behind puts the blind store did not number as sent: listed back once no put waits.
     private var unlisted: [BlindID: Known]?
+    /// Entries stored and numbered as sent, not yet written to the mirror (a few pages at a time).
+    private var unmirrored: (entries: [BlindEntry], known: [BlindID: Known], through: Int64) = ([], [:], 0)
+    /// Whether the mirror held no entry when the push began (a first push): then no key this
+    /// push offers can be mirrored but one it stored itself, which it does not offer again.
+    private var startedEmpty: Bool?
 
     private typealias Known = (version: Version, key: ItemKey, deleted: Bool)
 
@@ -87,7 +92,8 @@ final class BlindSink {
         firstHeld = 0
         counts.entries += offered.entries.count
         let ids = offered.entries.map { seal.id($0.key) }
-        let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
+        if startedEmpty == nil { startedEmpty = try store.blindMirrorCount(peer: peer.nodeID, after: 0) == 0 }
+        let mirrored = startedEmpty == true ? [:] : try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
         pageMirror = mirrored
         let wanted = zip(offered.entries, ids).filter { entry, id in
             guard let row = mirrored[id], !row.damaged else {
@@ -107,7 +113,8 @@ final class BlindSink {
             held.append(object)
             heldItems[object.entry.id] = item
             if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
-                try damaged.contains(object.entry.id) || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
+                try damaged.contains(object.entry.id) || startedEmpty == true
+                    || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
             {
                 photos[photo.id] = (ImageWanted(key: item.key, digest: image.digest), image.size)
             }
@@ -225,24 +232,39 @@ final class BlindSink {
             if unlisted == nil, result.stale == 0, result.applied == Int64(put.objects.count),
                 result.throughSeq == since + result.applied
             {
-                let entries = put.objects.enumerated().map { index, object in
+                for (index, object) in put.objects.enumerated() {
                     var entry = object.entry
                     entry.seq = since + 1 + Int64(index)
-                    return entry
+                    unmirrored.entries.append(entry)
                 }
-                try store.mirrorBlindEntries(
-                    peer: peer.nodeID, entries,
-                    state: .init(storeID: hostStore, throughSeq: result.throughSeq, epoch: epoch), known: put.known)
+                unmirrored.known.merge(put.known) { _, new in new }
+                unmirrored.through = result.throughSeq
                 listedThrough = result.throughSeq
             } else {
                 unlisted = (unlisted ?? [:]).merging(put.known) { _, new in new }
             }
             if let through = put.pageThrough { durableThrough = through }
         }
+        if pending.isEmpty || unmirrored.entries.count >= Self.mirrorBatch {
+            try writeMirror()
+        }
         if pending.isEmpty, let known = unlisted {
             try catchUp(known: known)
             unlisted = nil
         }
+    }
+
+    /// Entries are mirrored in transactions of about this many: each one rewrites the leaves of
+    /// the mirror's index of random IDs it touches, so fewer, larger ones write less.
+    private static let mirrorBatch = 8192
+
+    /// Writes the entries numbered as sent into the mirror, with the seq now listed through.
+    private func writeMirror() throws {
+        guard !unmirrored.entries.isEmpty else { return }
+        try store.mirrorBlindEntries(
+            peer: peer.nodeID, unmirrored.entries,
+            state: .init(storeID: hostStore, throughSeq: unmirrored.through, epoch: epoch), known: unmirrored.known)
+        unmirrored = ([], [:], 0)
     }
 
     /// Mirrors what the blind store listed since this node's last look.

@@ -62,6 +62,10 @@ extension Store {
             {
                 try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             }
+            // An empty mirror (a first listing) has nothing to keep: no lookup per entry.
+            let mirrored =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM blindMirror WHERE peerNode = ?)", arguments: [node]) ?? true
             let lookup = try db.cachedStatement(
                 sql: "SELECT stamp, origin, itemKey, deleted FROM blindMirror WHERE peerNode = ? AND id = ?")
             let upsert = try db.cachedStatement(
@@ -77,7 +81,7 @@ extension Store {
                 var deleted: Int64?
                 if let sealed = known[entry.id], sealed.version == entry.version {
                     (key, deleted) = (sealed.key.rawValue, sealed.deleted ? 1 : 0)
-                } else if let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
+                } else if mirrored, let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
                     (row["stamp"] as Int64) == stamp && (row["origin"] as Data) == origin
                 {
                     (key, deleted) = (row["itemKey"], row["deleted"])
