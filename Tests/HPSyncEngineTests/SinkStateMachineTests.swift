@@ -75,7 +75,7 @@ import Testing
                 switch action {
                 case .receive where !frames.isEmpty:
                     action = try machine.received(frames.removeFirst())
-                case .receive, .finished:
+                case .receive:
                     return try #require(pageDone)
                 case .locateImages:
                     action = machine.imagesLocated([:])
@@ -99,7 +99,7 @@ import Testing
                         clockGuard(version).map { SinkStateMachine.ClockRefusal(index: index, reason: $0) }
                     }
                     action = machine.clocksChecked(refusals)
-                case .commit(let batch, let wait):
+                case .commit(.submit(let batch, let wait)):
                     if let batch {
                         endInFlight()
                         inFlight = batch
@@ -107,10 +107,10 @@ import Testing
                     }
                     if wait { endInFlight() }
                     action = machine.proceed()
-                case .waitForCommit:
+                case .commit(.wait):
                     endInFlight()
                     action = machine.proceed()
-                case .pollCommit:
+                case .commit(.poll):
                     action = machine.proceed()
                 case .readLocal(let keys, let applyingNext):
                     reads.append(keys)
@@ -120,7 +120,8 @@ import Testing
                     action = try machine.received(.message(.records(keys.compactMap { source[$0] })))
                 case .sendPageDone(let message):
                     pageDone = message
-                    action = machine.pageDoneSent()
+                    if machine.pageDoneSent() == .finished { return try #require(pageDone) }
+                    action = .receive
                 case .fail(let error):
                     throw error
                 case .previewReconciliation, .countReconciliationVictims, .stageImage, .writeChunk, .stageCopies:
@@ -409,5 +410,41 @@ import Testing
         _ = try bulk.feed(announced)
         #expect(bulk.machine.batches.isBulk)
         #expect(bulk.commits.count == 1)
+    }
+
+    /// A PageDone answers with the next page or the end, and every commit the machine asks for
+    /// is followed by `proceed()`.
+    @Test func aPageDoneAnswersWithTheNextPageOrTheEnd() throws {
+        var configuration = SinkStateMachine.Configuration()
+        configuration.version = 2
+        var machine = SinkStateMachine(configuration)
+        var commits: [SinkStateMachine.Commit] = []
+        /// Answers what the machine asks until it sends its PageDone.
+        func untilPageDone(_ first: SinkStateMachine.Action) throws {
+            var action = first
+            while true {
+                switch action {
+                case .readLocal: action = machine.localRead([:])
+                case .countLiveItems: action = machine.liveItemsCounted(0)
+                case .commit(let commit):
+                    commits.append(commit)
+                    action = machine.proceed()
+                case .sendPageDone: return
+                default:
+                    Issue.record("unexpected action \(action)")
+                    return
+                }
+            }
+        }
+        try untilPageDone(
+            machine.received(.message(.manifestPage(ManifestPage(entries: [], throughSeq: 0, isFinal: false)))))
+        #expect(machine.pageDoneSent() == .receive)
+        #expect(!machine.isFinished)
+        try untilPageDone(
+            machine.received(.message(.manifestPage(ManifestPage(entries: [], throughSeq: 0, isFinal: true)))))
+        #expect(machine.pageDoneSent() == .finished)
+        #expect(machine.isFinished)
+        // Each PageDone waits for a poll of the batch in flight.
+        #expect(commits.filter { if case .poll = $0 { true } else { false } }.count == 2)
     }
 }

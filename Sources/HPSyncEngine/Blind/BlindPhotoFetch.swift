@@ -4,9 +4,9 @@ import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 
-/// Fetches one sealed photo from a blind store and opens it into a temporary file in the
-/// store's `images/` (private, swept if left behind), checking every chunk's seal, the photo's
-/// length and its SHA-256 before the file is handed on.
+/// Reads one sealed photo a blind store was asked for (`BlindRemote.askPhoto`) and opens it
+/// into a temporary file in the store's `images/` (private, swept if left behind), checking
+/// every chunk's seal, the photo's length and its SHA-256 before the file is handed on.
 struct BlindPhotoFetch {
     let store: Store
     let remote: BlindRemote
@@ -14,7 +14,7 @@ struct BlindPhotoFetch {
     let photo: BlindPhotoRef
     let image: ImageRef
 
-    func run() throws -> URL {
+    func receive() throws -> URL {
         let url = store.directory.appendingPathComponent("images", isDirectory: true)
             .appendingPathComponent(".tmp-blind-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])

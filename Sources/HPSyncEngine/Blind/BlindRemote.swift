@@ -67,9 +67,15 @@ final class BlindRemote {
         }
     }
 
-    /// Streams the sealed photo `id` to `chunk`; false when the store says it has none.
-    func photo(_ id: BlindID, expectedSize: Int64, _ chunk: ([UInt8]) throws -> Void) throws -> Bool {
+    /// Asks for the sealed photo `id` without waiting: `photo(_:expectedSize:_:)` reads the
+    /// answer, in the order asked, before any other request's answer (Protocol.md 5.8.5).
+    func askPhoto(_ id: BlindID) throws {
         try channel.send(.blindGetPhoto(id))
+    }
+
+    /// Streams the sealed photo `id` (the oldest asked and unanswered) to `chunk`; false when
+    /// the store says it has none.
+    func photo(_ id: BlindID, expectedSize: Int64, _ chunk: ([UInt8]) throws -> Void) throws -> Bool {
         let reply = try receive("BlindPhotoHeader")
         guard case .blindPhotoHeader(let header) = reply, header.id == id else {
             throw unexpected(reply, "BlindPhotoHeader of the photo asked for")
@@ -95,10 +101,10 @@ final class BlindRemote {
         return header.size == expectedSize
     }
 
-    /// Stores `objects`; returns what the store did.
-    func put(_ objects: [BlindObject]) throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
+    /// Sends a BlindPut of `objects` without waiting for its answer: `putDone()` reads it, in
+    /// the order the puts were sent, before any other request's answer (Protocol.md 5.8.5).
+    func startPut(_ objects: [BlindObject]) throws {
         try channel.send(.blindPut(objects))
-        return try putDone()
     }
 
     /// Replaces the head if its epoch is still `expected`; false when another writer moved it.
@@ -119,7 +125,8 @@ final class BlindRemote {
         channel.close()
     }
 
-    private func putDone() throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
+    /// The answer to the oldest BlindPut not yet answered: what the store did.
+    func putDone() throws -> (applied: Int64, stale: Int64, throughSeq: Int64) {
         let reply = try receive("BlindPutDone")
         guard case .blindPutDone(let applied, let stale, let through) = reply else {
             throw unexpected(reply, "BlindPutDone")

@@ -33,6 +33,24 @@ final class BlindSink {
     private var firstHeld: Int64 = 0
     /// Records whose copy there a trusted node found broken: their photo is uploaded again too.
     private var damaged: Set<BlindID> = []
+    /// The mirror's rows of the page in flight, as looked up when it was offered.
+    private var pageMirror: [BlindID: Store.BlindMirrorRow] = [:]
+    /// Puts sent and not yet answered, oldest first, each with the items behind its objects
+    /// and, for a page's last put, the page's through_seq.
+    private var pending: [(objects: [BlindObject], known: [BlindID: Known], pageThrough: Int64?)] = []
+    /// The seq the mirror is listed through (nil until first read from the store).
+    private var listedThrough: Int64?
+    /// Every page through this seq is durable at the blind store (0: none yet).
+    private var durableThrough: Int64 = 0
+    /// Items behind puts the blind store did not number as sent: listed back once no put waits.
+    private var unlisted: [BlindID: Known]?
+    /// Entries stored and numbered as sent, not yet written to the mirror (a few pages at a time).
+    private var unmirrored: (entries: [BlindEntry], known: [BlindID: Known], through: Int64) = ([], [:], 0)
+    /// Whether the mirror held no entry when the push began (a first push): then no key this
+    /// push offers can be mirrored but one it stored itself, which it does not offer again.
+    private var startedEmpty: Bool?
+
+    private typealias Known = (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, epoch: Int64,
@@ -75,7 +93,9 @@ final class BlindSink {
         firstHeld = 0
         counts.entries += offered.entries.count
         let ids = offered.entries.map { seal.id($0.key) }
-        let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
+        if startedEmpty == nil { startedEmpty = try store.blindMirrorCount(peer: peer.nodeID, after: 0) == 0 }
+        let mirrored = startedEmpty == true ? [:] : try store.blindMirrorRows(peer: peer.nodeID, ids: ids)
+        pageMirror = mirrored
         let wanted = zip(offered.entries, ids).filter { entry, id in
             guard let row = mirrored[id], !row.damaged else {
                 if mirrored[id]?.damaged == true { damaged.insert(id) }
@@ -97,7 +117,8 @@ final class BlindSink {
             held.append(object)
             heldItems[object.entry.id] = item
             if let image = item.image, let photo = object.entry.photo, !uploaded.contains(photo.id),
-                try damaged.contains(object.entry.id) || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
+                try damaged.contains(object.entry.id) || startedEmpty == true
+                    || !store.blindMirrorHasPhoto(peer: peer.nodeID, photo.id)
             {
                 photos[photo.id] = (ImageWanted(key: item.key, digest: image.digest), image.size)
             }
@@ -153,41 +174,48 @@ final class BlindSink {
         if photosWanted == 0 { try storeHeld() }
     }
 
-    /// Stores the page's sealed records, mirrors what the blind store now lists, acknowledges.
+    /// Stores the page's sealed records and acknowledges the page. The puts are answered while
+    /// the next page is prepared: the page is acknowledged as durable once they are.
     private func storeHeld() throws {
         if !dryRun && !held.isEmpty {
             try openHead()
-            let mirrored = try store.blindMirrorRows(peer: peer.nodeID, ids: held.map(\.entry.id))
-            for batch in held.chunked(ProtocolLimits.maxBlindObjects) {
-                _ = try remote.put(Array(batch))
-            }
+            var known: [BlindID: Known] = [:]
             for object in held {
                 let item = heldItems[object.entry.id]
                 if item?.deleted == true {
                     counts.deleted += 1
-                } else if mirrored[object.entry.id] == nil {
+                } else if pageMirror[object.entry.id] == nil {
                     counts.inserted += 1
                 } else {
                     counts.updated += 1
                 }
+                if let item { known[object.entry.id] = (item.version, item.key, item.deleted, item.mergeDigest) }
             }
-            var known: [BlindID: (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = [:]
-            for object in held {
-                if let item = heldItems[object.entry.id] {
-                    known[object.entry.id] = (item.version, item.key, item.deleted, item.mergeDigest)
-                }
+            let batches = held.chunked(ProtocolLimits.maxBlindObjects).map(Array.init)
+            for (index, batch) in batches.enumerated() {
+                try remote.startPut(batch)
+                let behind = batch.reduce(into: [BlindID: Known]()) { $0[$1.entry.id] = known[$1.entry.id] }
+                pending.append((batch, behind, index == batches.count - 1 ? page?.throughSeq : nil))
             }
-            try catchUp(known: known)
+            try settle(keeping: batches.count)
+        } else {
+            try settle(keeping: 0)
+            durableThrough = page?.throughSeq ?? durableThrough
         }
         held = []
         heldItems = [:]
+        pageMirror = [:]
         try finishPage()
     }
 
     private func finishPage() throws {
         guard let current = page else { return }
+        if current.isFinal && !dryRun {
+            try settle(keeping: 0)
+            durableThrough = current.throughSeq
+        }
         page = nil
-        let durable = dryRun ? 0 : current.throughSeq
+        let durable = dryRun ? 0 : durableThrough
         out.message(
             .pageDone(throughSeq: current.throughSeq, counts: counts, durableSeq: durable, firstHeldSeq: firstHeld))
         if current.isFinal {
@@ -196,17 +224,65 @@ final class BlindSink {
         }
     }
 
-    /// Mirrors what the blind store listed since this node's last look (its own writes).
-    private func catchUp(
-        known: [BlindID: (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = [:]
-    ) throws {
+    /// Reads the answers of all but the last `keeping` puts sent, mirroring what each stored.
+    /// A put the blind store numbered as sent (nothing stale, its entries the next seqs in the
+    /// order sent: 5.8.4) is mirrored as sealed here; any other is listed back from the store
+    /// once no put waits for its answer.
+    private func settle(keeping: Int) throws {
+        while pending.count > keeping {
+            let put = pending.removeFirst()
+            let result = try remote.putDone()
+            let since = try listedThrough ?? store.blindPeerState(peer.nodeID)?.throughSeq ?? 0
+            if unlisted == nil, result.stale == 0, result.applied == Int64(put.objects.count),
+                result.throughSeq == since + result.applied
+            {
+                for (index, object) in put.objects.enumerated() {
+                    var entry = object.entry
+                    entry.seq = since + 1 + Int64(index)
+                    unmirrored.entries.append(entry)
+                }
+                unmirrored.known.merge(put.known) { _, new in new }
+                unmirrored.through = result.throughSeq
+                listedThrough = result.throughSeq
+            } else {
+                unlisted = (unlisted ?? [:]).merging(put.known) { _, new in new }
+            }
+            if let through = put.pageThrough { durableThrough = through }
+        }
+        if pending.isEmpty || unmirrored.entries.count >= Self.mirrorBatch {
+            try writeMirror()
+        }
+        if pending.isEmpty, let known = unlisted {
+            try catchUp(known: known)
+            unlisted = nil
+        }
+    }
+
+    /// Entries are mirrored in transactions of about this many: each one rewrites the leaves of
+    /// the mirror's index of random IDs it touches, so fewer, larger ones write less.
+    private static let mirrorBatch = 8192
+
+    /// Writes the entries numbered as sent into the mirror, with the seq now listed through.
+    private func writeMirror() throws {
+        guard !unmirrored.entries.isEmpty else { return }
+        try store.mirrorBlindEntries(
+            peer: peer.nodeID, unmirrored.entries,
+            state: .init(storeID: hostStore, throughSeq: unmirrored.through, epoch: epoch), known: unmirrored.known)
+        unmirrored = ([], [:], 0)
+    }
+
+    /// Mirrors what the blind store listed since this node's last look.
+    private func catchUp(known: [BlindID: Known] = [:]) throws {
         let state = try store.blindPeerState(peer.nodeID)
         let since = state?.throughSeq ?? 0
+        var through = since
         try remote.list(after: since) { listed in
+            through = max(since, listed.throughSeq)
             try store.mirrorBlindEntries(
                 peer: peer.nodeID, listed.entries,
-                state: .init(storeID: hostStore, throughSeq: max(since, listed.throughSeq), epoch: epoch), known: known)
+                state: .init(storeID: hostStore, throughSeq: through, epoch: epoch), known: known)
         }
+        listedThrough = through
     }
 
     /// Before the first write: a new epoch with an open head, so readers know a push is under way.

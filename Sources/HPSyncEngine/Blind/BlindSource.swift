@@ -26,6 +26,17 @@ final class BlindSource {
     private var counts = ChangeCounts()
     /// What failed authentication (reported when the session ends).
     private(set) var findings: [String] = []
+    /// Photos asked of the blind store whose answers are not read yet, oldest first: the store
+    /// answers in that order, so they are read before any other request is sent.
+    private var asked: [PhotoTicket] = []
+
+    /// A photo asked for: its answer, once read.
+    private final class PhotoTicket {
+        let fetch: BlindPhotoFetch
+        var opened: Result<URL, any Error>?
+
+        init(_ fetch: BlindPhotoFetch) { self.fetch = fetch }
+    }
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, out: BlindOutbox,
@@ -54,9 +65,11 @@ final class BlindSource {
                     out.missing(image.key, image.digest)
                     continue
                 }
-                queuePhoto(key: image.key, image: ref)
+                try queuePhoto(key: image.key, image: ref)
             }
-        case .endSession: out.message(.done(counts))
+        case .endSession:
+            readAskedPhotos()
+            out.message(.done(counts))
         case .pullRequest(let checkpointStore, let since):
             cursor = checkpointStore == hostStore ? since : 0
             try queuePage()
@@ -77,9 +90,10 @@ final class BlindSource {
                     out.missing(image.key, image.digest)
                     continue
                 }
-                queuePhoto(key: image.key, image: ref)
+                try queuePhoto(key: image.key, image: ref)
             }
         case .pageDone:
+            readAskedPhotos()
             if sentFinal { out.message(.done(counts)) } else { try queuePage() }
         default:
             throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "a sink's request"))
@@ -154,6 +168,7 @@ final class BlindSource {
     /// Fetches and opens the current version of `key`'s record (a sink asking for one this side
     /// did not expect it to want).
     private func fetchAndOpen(_ key: ItemKey) throws -> Item? {
+        readAskedPhotos()
         let id = seal.id(key)
         guard let object = try remote.get([id])[id] else { return nil }
         do {
@@ -164,11 +179,17 @@ final class BlindSource {
         }
     }
 
-    /// Queues a photo: fetched, opened into a temporary and checked before a byte goes out.
-    private func queuePhoto(key: ItemKey, image: ImageRef) {
+    /// Queues a photo: asked for now, and when its turn comes read, opened into a temporary
+    /// and checked before a byte goes out.
+    private func queuePhoto(key: ItemKey, image: ImageRef) throws {
         let photo = seal.photo(image)
+        try remote.askPhoto(photo.id)
+        let ticket = PhotoTicket(
+            BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: image))
+        asked.append(ticket)
         out.photo(key: key, image: image) { [self] in
-            try BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: image).run()
+            while ticket.opened == nil { readNextPhoto() }
+            return try ticket.opened!.get()
         } failed: { [self] error in
             findings.append("photo of item \(key): \(error)")
             if let version = opened[key]?.version {
@@ -178,5 +199,16 @@ final class BlindSource {
         }
         counts.images += 1
         counts.imageBytes += image.size
+    }
+
+    /// Reads the answer to the oldest photo asked for.
+    private func readNextPhoto() {
+        let ticket = asked.removeFirst()
+        ticket.opened = Result { try ticket.fetch.receive() }
+    }
+
+    /// Reads every photo answer still on the way, so the next request's answer is next.
+    private func readAskedPhotos() {
+        while !asked.isEmpty { readNextPhoto() }
     }
 }

@@ -95,15 +95,8 @@ final class SinkSession {
                 action = machine.applyDecided(mayApply(tombstones))
             case .checkClocks(let versions):
                 action = machine.clocksChecked(clockRefusals(versions))
-            case .commit(let batch, let wait):
-                if let batch { try submit(batch, to: &machine) }
-                if wait, let committed = try committer.wait() { machine.batchCommitted(committed) }
-                action = machine.proceed()
-            case .waitForCommit:
-                if let committed = try committer.wait() { machine.batchCommitted(committed) }
-                action = machine.proceed()
-            case .pollCommit:
-                if let committed = try committer.poll() { machine.batchCommitted(committed) }
+            case .commit(let commit):
+                try perform(commit, on: &machine)
                 action = machine.proceed()
             case .readLocal(let keys, let applyingNext):
                 action = machine.localRead(try store.mergeBases(keys, applyingNext: applyingNext))
@@ -147,12 +140,26 @@ final class SinkSession {
             case .sendPageDone(let message):
                 try channel.send(message)
                 reportProgress(machine)
-                action = machine.pageDoneSent()
+                switch machine.pageDoneSent() {
+                case .receive: action = .receive
+                case .finished: return
+                }
             case .fail(let error):
                 throw error
-            case .finished:
-                return
             }
+        }
+    }
+
+    /// Hands a batch to the committer or waits for one; each commit that ends is reported.
+    private func perform(_ commit: SinkStateMachine.Commit, on machine: inout SinkStateMachine) throws {
+        switch commit {
+        case .submit(let batch, let wait):
+            if let batch { try submit(batch, to: &machine) }
+            if wait, let committed = try committer.wait() { machine.batchCommitted(committed) }
+        case .wait:
+            if let committed = try committer.wait() { machine.batchCommitted(committed) }
+        case .poll:
+            if let committed = try committer.poll() { machine.batchCommitted(committed) }
         }
     }
 

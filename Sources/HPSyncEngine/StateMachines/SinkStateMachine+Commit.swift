@@ -55,19 +55,19 @@ extension SinkStateMachine {
     mutating func finishPage(_ work: inout PageWork) -> Action {
         if isPreview { durableSeq = work.page.throughSeq }  // nothing to apply is applied
         work.next = .sendPageDone
-        return .pollCommit
+        return .commit(.poll)
     }
 
     /// Seals what the session holds into one transaction with the checkpoint of the last page.
     mutating func commitPending(_ work: inout PageWork, wait: Bool) -> Action {
         let checkpoint = work.pending.lastPage.flatMap(checkpointUpdate)
         guard let batch = work.pending.sealed(checkpoint: checkpoint) else {
-            return wait ? .waitForCommit : resume(&work)
+            return wait ? .commit(.wait) : resume(&work)
         }
         work.pending = PendingBatch()
         if sessionKeys != nil { for key in batch.keys { sessionKeys?.insert(key) } }
         committing.append(InFlight(keys: batch.keys, mayRemoveImages: batch.mayRemoveImages))
-        return .commit(batch, wait: wait)
+        return .commit(.submit(batch, wait: wait))
     }
 
     private mutating func resume(_ work: inout PageWork) -> Action {

@@ -106,7 +106,7 @@ extension SinkStateMachine {
         work.winners = fetching
         committing.append(InFlight(keys: sealed.keys, mayRemoveImages: sealed.mayRemoveImages))
         work.next = .requestImages
-        return .commit(sealed, wait: false)
+        return .commit(.submit(sealed, wait: false))
     }
 
     mutating func requestImages(_ work: inout PageWork) -> Action {

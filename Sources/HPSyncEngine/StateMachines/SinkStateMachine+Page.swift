@@ -128,7 +128,7 @@ extension SinkStateMachine {
             return commitPending(&work, wait: true)
         }
         if !isPreview, let inFlight = committing.first, keys.contains(where: inFlight.keys.contains) {
-            return .waitForCommit
+            return .commit(.wait)
         }
         return readLocal(&work)
     }

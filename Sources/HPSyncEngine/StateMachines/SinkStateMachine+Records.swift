@@ -78,7 +78,7 @@ extension SinkStateMachine {
         let withImages = work.winners.contains { !$0.deleted && $0.image != nil }
         if withImages, committing.contains(where: \.mayRemoveImages) {
             work.next = .planImages
-            return .waitForCommit
+            return .commit(.wait)
         }
         return planImages(&work)
     }

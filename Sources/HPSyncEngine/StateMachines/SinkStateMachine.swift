@@ -44,7 +44,10 @@ struct SinkStateMachine {
         var startsEmpty = false
     }
 
-    /// What the session does next.
+    /// What the session does next. Most inputs return one: a frame or an answer from the store
+    /// can carry the page through several steps (records, the clock guard, images, the commit)
+    /// before the machine needs the session again. Two inputs answer with types of their own:
+    /// `proceed()` follows a `Commit`, and `pageDoneSent()` returns a `PageDoneSentAction`.
     enum Action {
         /// Receive the next frame and feed it to `received(_:)`.
         case receive
@@ -58,15 +61,9 @@ struct SinkStateMachine {
         case decideWhetherToApply(tombstonesAhead: Int64)
         /// Feed `clocksChecked(_:)` the versions the clock guard refuses, by index, with why.
         case checkClocks([Version])
-        /// Hand the batch (if any) to the committer; with `wait`, wait until it and every batch
-        /// before it are committed. Feed each commit that ends to `batchCommitted(_:)`, then
-        /// call `proceed()`.
-        case commit(PendingBatch.Sealed?, wait: Bool)
-        /// Wait for the batch in flight (`batchCommitted(_:)`), then `proceed()`.
-        case waitForCommit
-        /// Take the result of the batch in flight if it has ended (`batchCommitted(_:)`), then
-        /// `proceed()`.
-        case pollCommit
+        /// Hand a batch to the committer, or wait for one; feed each commit that ends to
+        /// `batchCommitted(_:)`, then call `proceed()`.
+        case commit(Commit)
         /// Feed `localRead(_:)` this store's rows of these keys (tombstones included). With
         /// `applyingNext`, no batch is in flight and the session is not a bulk pull: the rows'
         /// apply comes next, and the store may read them where that apply will find them
@@ -96,7 +93,24 @@ struct SinkStateMachine {
         case sendPageDone(Message)
         /// Stop: the session fails with this error.
         case fail(any Error)
-        /// The final page is applied (or previewed).
+    }
+
+    /// What the session does with the committer before it calls `proceed()`.
+    enum Commit {
+        /// Hand the batch (if any) to the committer; with `wait`, wait until it and every batch
+        /// before it are committed.
+        case submit(PendingBatch.Sealed?, wait: Bool)
+        /// Wait for the batch in flight.
+        case wait
+        /// Take the result of the batch in flight if it has ended.
+        case poll
+    }
+
+    /// What follows a PageDone (`pageDoneSent()`).
+    enum PageDoneSentAction: Equatable {
+        /// Receive the next page and feed it to `received(_:)`.
+        case receive
+        /// The final page is applied (or previewed): the session ends.
         case finished
     }
 
@@ -315,7 +329,7 @@ struct SinkStateMachine {
     }
 
     /// The PageDone went out: the next page, or the end.
-    mutating func pageDoneSent() -> Action {
+    mutating func pageDoneSent() -> PageDoneSentAction {
         guard case .working(let work) = state else { preconditionFailure("PageDone with no page in hand") }
         if frames.pageApplied() {
             state = .finished

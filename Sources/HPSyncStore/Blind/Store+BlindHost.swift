@@ -76,13 +76,10 @@ extension Store {
     /// The stored entries of `ids` with their sealed records (IDs the store lacks are left out).
     package func blindObjects(_ ids: [BlindID]) throws -> [BlindObject] {
         try read { db in
-            try ids.compactMap { id in
-                guard
-                    let row = try Row.fetchOne(
-                        db,
-                        sql: "SELECT id, stamp, origin, seq, photoID, photoSize, sealed FROM blindEntry WHERE id = ?",
-                        arguments: [Data(id.bytes)])
-                else { return nil }
+            let lookup = try db.cachedStatement(
+                sql: "SELECT id, stamp, origin, seq, photoID, photoSize, sealed FROM blindEntry WHERE id = ?")
+            return try ids.compactMap { id in
+                guard let row = try Row.fetchOne(lookup, arguments: [Data(id.bytes)]) else { return nil }
                 return BlindObject(entry: try Self.blindEntry(row), sealed: Array(row["sealed"] as Data))
             }
         }
@@ -90,9 +87,9 @@ extension Store {
 
     /// What a BlindPut did.
     package struct BlindPutResult: Equatable, Sendable {
-        public var applied: Int64
-        public var stale: Int64
-        public var throughSeq: Int64
+        package var applied: Int64
+        package var stale: Int64
+        package var throughSeq: Int64
     }
 
     /// Stores each object whose (stamp, origin) is not below the store's entry of its ID, in one

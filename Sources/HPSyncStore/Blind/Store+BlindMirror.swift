@@ -65,6 +65,10 @@ extension Store {
             {
                 try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             }
+            // An empty mirror (a first listing) has nothing to keep: no lookup per entry.
+            let mirrored =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM blindMirror WHERE peerNode = ?)", arguments: [node]) ?? true
             let lookup = try db.cachedStatement(
                 sql:
                     "SELECT stamp, origin, seq, itemKey, deleted, mergeDigest FROM blindMirror WHERE peerNode = ? AND id = ?"
@@ -84,7 +88,7 @@ extension Store {
                 if let sealed = known[entry.id], sealed.version == entry.version {
                     (key, deleted) = (sealed.key.rawValue, sealed.deleted ? 1 : 0)
                     digest = Int64(bitPattern: sealed.mergeDigest)
-                } else if let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
+                } else if mirrored, let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
                     (row["stamp"] as Int64) == stamp && (row["origin"] as Data) == origin
                 {
                     (key, deleted) = (row["itemKey"], row["deleted"])

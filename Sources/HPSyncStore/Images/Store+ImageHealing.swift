@@ -20,12 +20,6 @@ extension Store {
         }
     }
 
-    /// Remembers one key inside a write transaction (an import's, that records an image as missing).
-    func rememberImageToHeal(_ db: Database, key: ItemKey, now: UInt64) throws {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO imageToHeal (key, foundAt) VALUES (?, ?)")
-            .execute(arguments: [key.rawValue, Int64(now)])
-    }
-
     /// How many images are remembered as missing or damaged (a cheap count; `imagesToHeal`
     /// checks each one).
     package func imagesToHealCount() throws -> Int {
@@ -86,7 +80,7 @@ extension Store {
                     row.imageDigest == Data(staged.ref.digest.bytes), row.imageSize == staged.ref.size,
                     let temp = links[key]
                 else { continue }
-                if let previous = try journal(db, key: key, tempName: temp) { superseded.append(previous) }
+                if let previous = try ImageJournal(db).record(key: key, tempName: temp) { superseded.append(previous) }
                 journaled.append((key, temp))
             }
             try db.cachedStatement(sql: "DELETE FROM imageToHeal WHERE key = ?").executeEach(

@@ -2,44 +2,10 @@ import Foundation
 import GRDB
 import HPSyncModel
 
-/// The image journal: how a committed row and the file named by its key are kept in step.
-///
-/// A new image is written to `images/.tmp-*` and fsynced; the row naming its digest commits
-/// together with a `pendingImage(key, tempName)` entry; then, in a short write transaction (so
-/// writers in other processes are serialised), the temporary is renamed to `images/<KEY>` and
-/// the entry deleted. Whoever finds an entry (this process, the next `open`, `verify --repair`)
-/// may finish it: the steps are idempotent.
+/// The image journal's files: each journaled temporary renamed into place after its commit, a
+/// crash's entries rolled forward, unused files unlinked and swept (`ImageJournal` holds the
+/// rows).
 extension Store {
-    /// Journals `tempName` as the next file of `key`; returns a temporary it superseded.
-    func journal(_ db: Database, key: ItemKey, tempName: String) throws -> String? {
-        let previous = try pendingTemp(db, key: key)
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO pendingImage (key, tempName) VALUES (?, ?)")
-            .execute(arguments: [key.rawValue, tempName])
-        return previous == tempName ? nil : previous
-    }
-
-    /// Removes `key`'s journal entry; returns the temporary it named.
-    func dropJournal(_ db: Database, key: ItemKey) throws -> String? {
-        guard let previous = try pendingTemp(db, key: key) else { return nil }
-        try deleteJournalRow(db, key: key)
-        return previous
-    }
-
-    private func deleteJournalRow(_ db: Database, key: ItemKey) throws {
-        try db.cachedStatement(sql: "DELETE FROM pendingImage WHERE key = ?").execute(arguments: [key.rawValue])
-    }
-
-    /// Whether any image write is journaled (committed, not yet renamed into place).
-    func hasJournaledImages(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM pendingImage)")) ?? false
-    }
-
-    /// The temporary journaled for `key`, if any.
-    func pendingTemp(_ db: Database, key: ItemKey) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT tempName FROM pendingImage WHERE key = ?"), arguments: [key.rawValue])
-    }
-
     /// Renames `tempName` into place for `key` if the journal still names it, else discards it.
     func finalizeImage(key: ItemKey, tempName: String) throws {
         try finalizeImages([(key, tempName)])
@@ -56,11 +22,12 @@ extension Store {
         guard !entries.isEmpty else { return }
         try configuration.testHooks.afterCommitBeforeFinalize?()
         try writeWithoutSync { db in
+            let journal = ImageJournal(db)
             for (key, tempName) in entries {
-                if try pendingTemp(db, key: key) == tempName {
+                if try journal.temp(for: key) == tempName {
                     let temp = images.tempPath(tempName)
                     if FileIO.exists(temp) { try FileIO.renameFile(temp, images.finalPath(key)) }
-                    try deleteJournalRow(db, key: key)
+                    try journal.deleteEntry(key: key)
                 } else {
                     // A later transaction superseded or already finished this write.
                     FileIO.unlinkIfPresent(images.tempPath(tempName))
@@ -101,10 +68,11 @@ extension Store {
         for name in temporaries { FileIO.unlinkIfPresent(images.tempPath(name)) }
         guard !keys.isEmpty else { return }
         try write { db in
+            let journal = ImageJournal(db)
             for key in keys {
                 let row = try ItemRecord.fetch(db, key: key)
                 let hasImage = row.map { !$0.deleted && $0.imageDigest != nil } ?? false
-                if !hasImage, try pendingTemp(db, key: key) == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
+                if !hasImage, try journal.temp(for: key) == nil { FileIO.unlinkIfPresent(images.finalPath(key)) }
             }
         }
         // No directory fsync: an unlink a crash loses leaves an orphan, which the sweep removes.

@@ -132,7 +132,7 @@ extension Store {
                     guard let temp = staged[item.key] else {
                         throw StoreError.database("the image of \(item.key) was not staged; import again")
                     }
-                    if let old = try self.journal(db, key: item.key, tempName: temp) { superseded.append(old) }
+                    if let old = try ImageJournal(db).record(key: item.key, tempName: temp) { superseded.append(old) }
                     journaled.append((item.key, temp))
                 }
             }

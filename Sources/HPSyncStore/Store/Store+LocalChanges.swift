@@ -67,7 +67,7 @@ extension Store {
         var dropped: String?
         let item = try write { db -> Item in
             var item = try Self.liveItem(db, key)
-            dropped = try dropJournal(db, key: key)
+            dropped = try ImageJournal(db).drop(key: key)
             guard item.image != nil else { return item }
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
             item.image = nil
@@ -93,12 +93,12 @@ extension Store {
         var dropped: [String] = []
         try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
-            var trashInsertion = TrashInsertion(db)
+            var trashInsertion = TrashInsertion(db, images: images, trash: trashDirectory)
             for key in unique {
                 guard let row = try ItemRecord.fetch(db, key: key) else { throw StoreError.unknownKey(key.rawValue) }
                 guard !row.deleted else { throw StoreError.alreadyDeleted(key) }
                 if keepInTrash {
-                    try trash(row, deleted: true, now: self.clock.nowMilliseconds(), into: &trashInsertion)
+                    try trashInsertion.add(replaced: row, deleted: true, now: self.clock.nowMilliseconds())
                 }
                 let replaced = VersionStamp(rawValue: UInt64(bitPattern: row.stamp))
                 var state = try Self.mergeState(db, row)
@@ -108,7 +108,7 @@ extension Store {
                     throw StoreError.database("item \(key): \(error)")
                 }
                 try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
-                if let temp = try dropJournal(db, key: key) { dropped.append(temp) }
+                if let temp = try ImageJournal(db).drop(key: key) { dropped.append(temp) }
             }
             try trashInsertion.finish()
             try clock.save(db)
@@ -145,7 +145,7 @@ extension Store {
                 let row = try ItemRecord.fetch(db, key: key)
                 let state = try Self.locallyEdited(db, row, item: item, edit: fields ?? FieldEdit(settingAllOf: item))
                 try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
-                if let image { superseded = try journal(db, key: key, tempName: image.name) }
+                if let image { superseded = try ImageJournal(db).record(key: key, tempName: image.name) }
                 try clock.save(db)
                 return item
             }

@@ -18,6 +18,8 @@ public final class Store: Sendable {
     package let logger: Logger
     let database: DatabasePool
     let images: ImageDirectory
+    /// Where replaced and deleted versions' images are copied (`TrashInsertion`).
+    var trashDirectory: URL { directory.appendingPathComponent("trash", isDirectory: true) }
     /// Temporaries for incoming images, made ahead during a bulk apply.
     let temporaries: TemporaryFilePool
     private let currentNodeID: Locked<NodeID>

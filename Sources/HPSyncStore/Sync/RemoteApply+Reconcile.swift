@@ -77,7 +77,7 @@ extension RemoteApply {
         let tombstone = Version(stamp: horizon, origin: step.sourceNode)
         clock.observe(horizon)
         var effects = ReconcileEffects()
-        var trashInsertion = TrashInsertion(db)
+        var trashInsertion = TrashInsertion(db, images: store.images, trash: store.trashDirectory)
         // In batches: each batch's rows stop matching once they are tombstones.
         while true {
             let victims = try ItemRecord.fetchAll(
@@ -90,8 +90,8 @@ extension RemoteApply {
             if victims.isEmpty { break }
             for victim in victims {
                 let key = ItemKey(storedCanonical: victim.key)
-                if options.keepReplaced { try store.trash(victim, deleted: true, now: now, into: &trashInsertion) }
-                if let temp = try store.dropJournal(db, key: key) { effects.supersededTemps.append(temp) }
+                if options.keepReplaced { try trashInsertion.add(replaced: victim, deleted: true, now: now) }
+                if let temp = try ImageJournal(db).drop(key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
                 if victim.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
                 effects.deleted.append(key)

@@ -12,6 +12,11 @@ import HPSyncModel
 /// journals the images, takes the page's step of a full reconciliation and saves the
 /// checkpoint; after the commit the images are renamed into place and the replaced ones
 /// unlinked. On a thrown error nothing is applied and the staged temporaries are removed.
+///
+/// Inside the transaction it works through small types of its own: `ImageJournal` (the rows
+/// that pair an image's temporary with its key, and the images left to heal), `TrashInsertion`
+/// (what it replaces, kept) and `ChangeClock` (seqs and stamps); after the commit,
+/// `Store.finalizeImages` renames the journaled temporaries into place.
 struct RemoteApply {
     /// How a batch is applied; the caller decides each, the store has no setting of its own.
     struct Options {
@@ -86,12 +91,13 @@ struct RemoteApply {
             let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             let update = try RawStatement(db, sql: ItemRecord.update)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
-            var trashInsertion = TrashInsertion(db)
+            var trashInsertion = TrashInsertion(db, images: images, trash: store.trashDirectory)
             var fullCache = false
             // Journal rows live from an image's commit to its rename (or until a crash is rolled
             // forward): most batches find none, and then look up only the keys they journal
             // themselves (a key twice in the batch), not every record after their first image.
-            let journalHadRows = try store.hasJournaledImages(db)
+            let journal = ImageJournal(db)
+            let journalHadRows = try journal.hasEntries()
             var journaledKeys = Set<ItemKey>()
             func mayBeJournaled(_ key: ItemKey) -> Bool { journalHadRows || journaledKeys.contains(key) }
             for (index, record) in records.enumerated() {
@@ -140,11 +146,11 @@ struct RemoteApply {
                     }
                     if !local.deleted, let mine = local.imageRef, losing(mine) {
                         trashInsertion.addImage(
-                            source: store.images.finalPath(key), ref: mine, trash: store.trashDirectory)
+                            source: store.images.finalPath(key), ref: mine)
                     }
                     if let theirs = record.item.image, let temp = linked[index], losing(theirs) {
                         trashInsertion.addImage(
-                            source: store.images.tempPath(temp), ref: theirs, trash: store.trashDirectory)
+                            source: store.images.tempPath(temp), ref: theirs)
                     }
                 } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
@@ -152,12 +158,12 @@ struct RemoteApply {
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local, try !Self.sameContents(local.item(), item) {
-                    try store.trash(local, deleted: item.deleted, now: now, into: &trashInsertion)
+                    try trashInsertion.add(replaced: local, deleted: item.deleted, now: now)
                 }
                 if !item.deleted, let ref = item.image {
                     // A join may keep the store's photo while the record brought another.
                     if let temp = linked[index], record.item.image == ref {
-                        if let old = try store.journal(db, key: key, tempName: temp) { supersededHere.append(old) }
+                        if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }
                         journaledKeys.insert(key)
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
@@ -166,17 +172,17 @@ struct RemoteApply {
                         // A join can also bring back a photo no peer sent here (one a tombstone
                         // kept): healed by digest like an import's.
                         // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if mayBeJournaled(key), let old = try store.dropJournal(db, key: key) {
+                        if mayBeJournaled(key), let old = try journal.drop(key: key) {
                             supersededHere.append(old)
                         }
-                        try store.rememberImageToHeal(db, key: key, now: now)
+                        try journal.rememberToHeal(key: key, now: now)
                         missingHere.append(key)
                     } else if !(localLive && local?.imageRef == ref) {
                         throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
                     }
                 } else if local != nil {
                     // No image any more: drop a journaled write (only rows can have one) and the file.
-                    if mayBeJournaled(key), let old = try store.dropJournal(db, key: key) { supersededHere.append(old) }
+                    if mayBeJournaled(key), let old = try journal.drop(key: key) { supersededHere.append(old) }
                     if local?.imageDigest != nil || item.deleted { unlinkHere.append(key) }
                 }
                 if !inserted {

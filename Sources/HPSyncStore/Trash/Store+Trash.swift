@@ -26,30 +26,6 @@ public struct TrashEntry: Sendable, Equatable {
 /// into `trash/<SHA-256 hex>` (`TrashImages`: an independent, fsynced copy, never a hard link)
 /// before that transaction commits, so before the pull replaces or unlinks `images/<KEY>`.
 extension Store {
-    var trashDirectory: URL { directory.appendingPathComponent("trash", isDirectory: true) }
-
-    /// Keeps a live local version about to be replaced or deleted in the trash, inside the
-    /// caller's transaction (`RemoteApply` when the trash policy says so, a local delete with
-    /// `keepInTrash`), through `insertion`, which the caller finishes before its commit (a pull
-    /// trashes a version per record it replaces).
-    func trash(_ local: ItemRecord, deleted: Bool, now: UInt64, into insertion: inout TrashInsertion) throws {
-        if let digest = local.imageDigest.flatMap({ SHA256Digest(bytes: Array($0)) }), let size = local.imageSize {
-            // Copied when the insertion finishes; a source missing or damaged then (an image
-            // never received, rot) leaves the row without bytes, which `verify` reports.
-            insertion.addImage(
-                source: images.finalPath(ItemKey(storedCanonical: local.key)),
-                ref: ImageRef(digest: digest, size: size),
-                trash: trashDirectory)
-        }
-        let record = TrashRecord(
-            id: nil, key: local.key, name: local.name, serialNumber: local.serialNumber,
-            valueInDollars: local.valueInDollars, dateCreated: local.dateCreated, imageDigest: local.imageDigest,
-            imageSize: local.imageSize, stamp: local.stamp, origin: local.origin,
-            reason: deleted ? TrashEntry.Reason.deleted.rawValue : TrashEntry.Reason.overwritten.rawValue,
-            trashedAt: Int64(now))
-        try insertion.add(record)
-    }
-
     /// Trash entries, newest first; only those of `key` when given.
     public func trashEntries(key: ItemKey? = nil) throws -> [TrashEntry] {
         try read { db in
@@ -87,7 +63,7 @@ extension Store {
         }
         var dropped: String?
         let restored = try commitLocal(key: entry.key, image: staged, fields: nil) { db, clock in
-            if staged == nil { dropped = try dropJournal(db, key: entry.key) }
+            if staged == nil { dropped = try ImageJournal(db).drop(key: entry.key) }
             return Item(
                 key: entry.key, name: entry.name, serialNumber: entry.serialNumber,
                 valueInDollars: entry.valueInDollars, dateCreatedMilliseconds: entry.dateCreatedMilliseconds,
