@@ -97,6 +97,47 @@ import Testing
         #expect(item.name == "Guitar")
     }
 
+    /// Three nodes, one of which syncs in version 4 only (every session with it is record-level):
+    /// after every pair has synced both ways until nothing moves, do all three hold one item?
+    /// Protocol.md 5.9 "Older peers" lists what is lost across such a peer, not this: the case
+    /// the property with a version-4 node finds (`FieldMergePropertyTests`), with real sessions.
+    @Test func aVersion4PeerInTheMixConverges() throws {
+        let (laptop, desktop, clock) = try pair()
+        let old = try TestNode("old", clock: clock)
+        for node in [laptop, desktop] {
+            try node.allow(old)
+            try old.allow(node)
+        }
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop)
+        try Self.pull(old, from: laptop, maxVersion: 4)
+        clock.advance(milliseconds: 10)
+        _ = try old.store.edit(guitar.key, ItemEdit(name: "Old name"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        // The laptop takes the old node's record whole (newer); the old node takes the
+        // desktop's whole (newer still), losing its own rename there.
+        try Self.pull(laptop, from: old, maxVersion: 4)
+        try Self.pull(old, from: desktop, maxVersion: 4)
+        for _ in 0..<2 {
+            try Sync.pull(laptop, from: desktop)
+            try Sync.pull(desktop, from: laptop)
+            for node in [laptop, desktop] {
+                try Self.pull(old, from: node, maxVersion: 4)
+                try Self.pull(node, from: old, maxVersion: 4)
+            }
+        }
+        let items = try [laptop, desktop, old].map { try #require(try $0.store.item(guitar.key)) }
+        #expect(items[0] == items[1])
+        #expect(items[0].name == "Old name" && items[0].valueInDollars == 1_200)
+        // They do not: the laptop and the desktop join to the old node's name and the desktop's
+        // value at the desktop's version, which the old node already holds with the name it lost
+        // to the desktop's record; record-level sessions compare versions only, so nothing moves.
+        withKnownIssue("a version-4 peer can end with another item than its version-5 peers") {
+            #expect(items[2] == items[0], "the version-4 node holds \(items[2]), the others \(items[0])")
+        }
+    }
+
     /// A deletion on one node and an edit of another field on the other: the newer wins the
     /// item, and a revival brings back every field, the deleting node's own edits included.
     @Test func aRevivalBringsBackTheFieldsATombstoneKept() throws {

@@ -11,6 +11,7 @@ let mergeHistoryCount: Int = {
 }()
 
 let mergeStats = Locked(MergeCounts())
+let olderPeerStats = Locked(MergeCounts())
 
 @Suite("Field merge converges")
 struct FieldMergePropertyTests {
@@ -20,19 +21,7 @@ struct FieldMergePropertyTests {
     /// exactly the concurrent edits of a field.
     @Test(arguments: 0..<2)
     func randomHistoriesConverge(shard: Int) async throws {
-        await propertyCheck(count: (mergeHistoryCount + 1) / 2, input: Gen.int(in: 0...Int.max)) { seed in
-            var simulation = MergeSimulation(seed: UInt64(seed))
-            let steps = Int.random(in: 5...60, using: &simulation.generator)
-            do {
-                for _ in 0..<steps { try simulation.step() }
-                _ = try simulation.settle()
-                try simulation.check()
-            } catch {
-                Issue.record("seed \(seed): \(error)")
-            }
-            simulation.counts.histories = 1
-            mergeStats.withLock { $0.add(simulation.counts) }
-        }
+        await runShard(into: mergeStats, olderPeer: false)
         let stats = mergeStats.current
         print(
             "field merge (after shard \(shard)): \(stats.histories) histories, \(stats.edits) edits, "
@@ -40,5 +29,57 @@ struct FieldMergePropertyTests {
                 + "\(stats.clashesSeen) conflicts reaching a node, \(stats.clashesOpen) open at the end, "
                 + "\(stats.resolved) resolved by an edit, \(stats.algebraChecks) join-law checks")
         #expect(stats.edits > 0)
+    }
+
+    /// The same with one node a version-4 peer (whole records, record-level syncs with it;
+    /// Protocol.md 5.9 "Older peers"): after the final syncs every node holds each item at its
+    /// latest change (a deletion, or an edit whose fields it holds), every field a value some
+    /// edit set, and all nodes the same items (a known issue: they do not always). It prints how
+    /// many fields ended without their latest edit, and how many histories diverged.
+    @Test(arguments: 0..<2)
+    func randomHistoriesWithAVersion4PeerConverge(shard: Int) async throws {
+        await runShard(into: olderPeerStats, olderPeer: true)
+        let stats = olderPeerStats.current
+        print(
+            "field merge with a version-4 peer (after shard \(shard)): \(stats.histories) histories, "
+                + "\(stats.edits) edits (\(stats.olderEdits) whole records by the version-4 peer), "
+                + "\(stats.deletions) deletions, \(stats.revivals) revivals, \(stats.syncs) syncs "
+                + "(\(stats.recordSyncs) record-level), \(stats.fieldsLost) fields without their latest edit at the end, "
+                + "\(stats.diverged) histories whose nodes hold different items")
+        #expect(stats.olderEdits > 0 && stats.recordSyncs > 0)
+        // Every node keeps what Protocol.md 5.9 "Older peers" says it keeps (checked above); the
+        // nodes do not always converge: a join of two version-5 states can hold, at the version
+        // of one of its records, other values than that record, which a version-4 peer already
+        // holds at that version and never replaces (field-merge-status, "Not done";
+        // `FieldMergeSyncTests.aVersion4PeerInTheMixConverges` shows it with real sessions).
+        // About 1 history in 40 diverges: from 500 histories on, a run without one means it is fixed.
+        withKnownIssue(
+            "a version-4 peer can end with another item than its version-5 peers", isIntermittent: stats.histories < 500
+        ) {
+            #expect(stats.diverged == 0)
+        }
+    }
+
+    /// Half of the histories (one shard): random steps, the final syncs, the checks; their
+    /// counts go to `stats`. A divergence (`MergeViolation.diverged`) is counted, the first one
+    /// printed; any other violation is an issue.
+    func runShard(into stats: Locked<MergeCounts>, olderPeer: Bool) async {
+        await propertyCheck(count: (mergeHistoryCount + 1) / 2, input: Gen.int(in: 0...Int.max)) { seed in
+            var simulation = MergeSimulation(seed: UInt64(seed), olderPeer: olderPeer)
+            let steps = Int.random(in: 5...60, using: &simulation.generator)
+            let peers = olderPeer ? ", version-4 peer" : ""
+            do {
+                for _ in 0..<steps { try simulation.step() }
+                _ = try simulation.settle()
+                if olderPeer { try simulation.checkWithOlderPeer() } else { try simulation.check() }
+            } catch let violation as MergeViolation where violation.diverged {
+                simulation.counts.diverged = 1
+                if stats.current.diverged == 0 { print("seed \(seed)\(peers): \(violation)") }
+            } catch {
+                Issue.record("seed \(seed)\(peers): \(error)")
+            }
+            simulation.counts.histories = 1
+            stats.withLock { $0.add(simulation.counts) }
+        }
     }
 }

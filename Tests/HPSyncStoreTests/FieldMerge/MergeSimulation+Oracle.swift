@@ -3,7 +3,13 @@ import HPSyncModel
 /// A broken property, with what shows it.
 struct MergeViolation: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// The nodes hold different items after the final syncs, each of them right by every other
+    /// check (`checkWithOlderPeer`).
+    var diverged = false
+    init(_ description: String, diverged: Bool = false) {
+        self.description = description
+        self.diverged = diverged
+    }
 }
 
 /// A candidate of any field, its value wrapped.
@@ -103,6 +109,51 @@ extension MergeSimulation {
             if let highestBase, edits[index].version <= highestBase { continue }
             guard listedVersions.contains(edits[index].version) else {
                 throw MergeViolation("\(slot.field): the concurrent edit \(edits[index]) is not listed")
+            }
+        }
+    }
+}
+
+extension MergeSimulation {
+    /// The properties with a version-4 peer, after `settle()` (Protocol.md 5.9 "Older peers"):
+    /// on every node, each item is at its latest change, deleted exactly when that change is a
+    /// deletion, and otherwise holds what that change set, every field a value some edit of it
+    /// set; then, every node holds the same items (else a violation marked `diverged`). What the
+    /// record-level syncs lose is counted, not refused: the fields of node 0 whose final value
+    /// is not their latest edit's (`fieldsLost`).
+    mutating func checkWithOlderPeer() throws {
+        func name(_ node: Int) -> String { "node \(node)\(nodes[node].older ? " (version 4)" : "")" }
+        for key in keys {
+            let held = nodes.map { $0.states[key]?.item }
+            let keyEdits = edits.filter { $0.slot.key == key }
+            guard let latestEdit = keyEdits.map(\.version).max() else { continue }
+            let latest = max(latestEdit, deletions[key]?.max() ?? latestEdit)
+            for node in nodes.indices {
+                guard let item = held[node] else { throw MergeViolation("item \(key) is missing on \(name(node))") }
+                guard item.version == latest, item.deleted == (latest != latestEdit) else {
+                    throw MergeViolation("\(name(node)) holds \(item), its latest change is at \(latest)")
+                }
+                if item.deleted { continue }
+                let record = ItemMergeState(record: item)
+                for field in ItemField.allCases {
+                    let fieldEdits = keyEdits.filter { $0.slot.field == field }
+                    guard let newest = fieldEdits.max(by: { $0.version < $1.version }) else { continue }
+                    let value = Self.candidates(of: field, in: record)[0].value
+                    if newest.version == latest, newest.value != value {
+                        throw MergeViolation(
+                            "\(name(node)), item \(key): \(field) holds \(value), the latest change set \(newest.value)"
+                        )
+                    }
+                    guard fieldEdits.contains(where: { $0.value == value }) else {
+                        throw MergeViolation("\(name(node)), item \(key): \(field) holds \(value), which no edit set")
+                    }
+                    if node == 0, newest.value != value { counts.fieldsLost += 1 }
+                }
+            }
+            for node in 1..<nodes.count where held[node] != held[0] {
+                throw MergeViolation(
+                    "item \(key) differs after the final syncs: \(name(node)) holds \(String(describing: held[node])), "
+                        + "\(name(0)) \(String(describing: held[0]))", diverged: true)
             }
         }
     }

@@ -5,9 +5,13 @@ import HPSyncTesting
 /// Three nodes that edit, delete and revive items and sync whole item states by the field
 /// merge, with skewed clocks stamping through the hybrid-logical-clock rule; beside them, an
 /// oracle that remembers every edit and which edits each node knew of when it made one.
+/// Optionally one node is a version-4 peer (Protocol.md 5.9 "Older peers"): it holds whole
+/// records, edits whole records, and every sync with it is record-level.
 struct MergeSimulation {
     struct Node {
         var id: NodeID
+        /// A version-4 peer: whole records only (its states are always `isWholeRecord`).
+        var older = false
         /// Milliseconds this node's clock is ahead (negative: behind) of the true time.
         var skew: Int64
         var highest = VersionStamp.zero
@@ -43,16 +47,21 @@ struct MergeSimulation {
     var counts = MergeCounts()
     var generator: SplitMix64
 
-    init(seed: UInt64) {
+    /// With `olderPeer`, one node chosen at random (a hub's centre, a line's middle or an end)
+    /// is a version-4 peer.
+    init(seed: UInt64, olderPeer: Bool = false) {
         var generator = SplitMix64(seed: seed)
         let ids = (0..<3).map { NodeID(certificateDER: Array("merge node \($0)".utf8)) }
         var nodes: [Node] = []
         for id in ids { nodes.append(Node(id: id, skew: Int64.random(in: -3_000...3_000, using: &generator))) }
+        if olderPeer { nodes[Int.random(in: 0..<3, using: &generator)].older = true }
         self.nodes = nodes
         keys = [ItemKey.random(using: &generator), ItemKey.random(using: &generator)]
         topology = Topology.allCases.randomElement(using: &generator)!
         self.generator = generator
     }
+
+    var hasOlderPeer: Bool { nodes.contains(where: \.older) }
 
     /// The pairs that sync in this topology.
     var edges: [(Int, Int)] {
@@ -117,7 +126,10 @@ struct MergeSimulation {
         }
         var change = FieldEdit()
         var fields: [ItemField] = []
-        let restore = state.isDeleted && Bool.random(using: &generator)
+        // A tombstone without fields (a version-4 peer's) is revived by a whole record, as
+        // `restoreFromTrash` writes one (the store edits live items only).
+        let restore =
+            state.isDeleted && (nodes[node].older || state.fieldVersion == nil || Bool.random(using: &generator))
         for field in ItemField.allCases where restore || Int.random(in: 0..<5, using: &generator) == 0 {
             fields.append(field)
         }
@@ -135,6 +147,14 @@ struct MergeSimulation {
         var edited = state
         try edited.apply(change, at: version)
         if state.isDeleted && !edited.isDeleted { counts.revivals += 1 }
+        if nodes[node].older {
+            // A whole record: every field set at this version, its base unknown.
+            nodes[node].states[key] = ItemMergeState(record: edited.item)
+            for field in ItemField.allCases { record(node: node, key: key, field: field, version: version, base: nil) }
+            counts.edits += 1
+            counts.olderEdits += 1
+            return
+        }
         nodes[node].states[key] = edited
         for field in fields {
             let before = Self.candidates(of: field, in: state)
@@ -157,7 +177,8 @@ struct MergeSimulation {
         guard var state = nodes[node].states[key], !state.isDeleted else { return }
         let version = stamp(node)
         try state.delete(at: version)
-        nodes[node].states[key] = state
+        // A version-4 peer's tombstone keeps no fields.
+        nodes[node].states[key] = nodes[node].older ? ItemMergeState(record: state.item) : state
         deletions[key, default: []].append(version)
         counts.deletions += 1
     }
@@ -165,6 +186,7 @@ struct MergeSimulation {
     /// `target` pulls every item state of `source` and joins it into its own.
     mutating func sync(from source: Int, to target: Int) throws {
         counts.syncs += 1
+        if nodes[source].older || nodes[target].older { return syncRecords(from: source, to: target) }
         for (key, incoming) in nodes[source].states {
             nodes[target].highest = max(nodes[target].highest, Self.greatestStamp(in: incoming))
             guard let local = nodes[target].states[key] else {
@@ -183,6 +205,20 @@ struct MergeSimulation {
         }
         for (slot, known) in nodes[source].known { nodes[target].known[slot, default: []].formUnion(known) }
         if Int.random(in: 0..<8, using: &generator) == 0 { try checkAlgebra() }
+    }
+
+    /// A version-4 session: the source sends each item as a whole record (a version-5 node its
+    /// fields' winners at the item's version, or a tombstone without fields); the target takes
+    /// it whole when it is newer than what it holds, and keeps its own otherwise.
+    mutating func syncRecords(from source: Int, to target: Int) {
+        counts.recordSyncs += 1
+        for (key, state) in nodes[source].states {
+            let incoming = ItemMergeState(record: state.item)
+            nodes[target].highest = max(nodes[target].highest, incoming.version.stamp)
+            if let local = nodes[target].states[key], !(incoming.version > local.version) { continue }
+            nodes[target].states[key] = incoming
+        }
+        for (slot, known) in nodes[source].known { nodes[target].known[slot, default: []].formUnion(known) }
     }
 
     private mutating func pick<Value>(_ values: [Value]) -> Value { values.randomElement(using: &generator)! }
@@ -207,6 +243,13 @@ struct MergeCounts {
     var clashesOpen = 0
     var resolved = 0
     var algebraChecks = 0
+    /// With a version-4 peer: its whole-record edits, the record-level syncs, and the fields
+    /// whose final value is not their latest edit's (what Protocol.md 5.9 says such a peer loses).
+    var olderEdits = 0
+    var recordSyncs = 0
+    var fieldsLost = 0
+    /// Histories whose nodes held different items after the final syncs (`MergeViolation.diverged`).
+    var diverged = 0
 
     mutating func add(_ other: MergeCounts) {
         histories += other.histories
@@ -218,6 +261,10 @@ struct MergeCounts {
         clashesOpen += other.clashesOpen
         resolved += other.resolved
         algebraChecks += other.algebraChecks
+        olderEdits += other.olderEdits
+        recordSyncs += other.recordSyncs
+        fieldsLost += other.fieldsLost
+        diverged += other.diverged
     }
 }
 
