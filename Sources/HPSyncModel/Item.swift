@@ -17,7 +17,15 @@ public struct Item: Hashable, Sendable, Codable {
     /// whole record. Behind a reference: most items have none, and batches hold thousands.
     public var mergeState: ItemMergeState? {
         get { mergeBox?.state }
-        set { mergeBox = newValue.map(MergeStateBox.init) }
+        set { mergeBox = newValue.map { MergeStateBox($0, joined: false) } }
+    }
+    /// Whether the contents may not be the record the item's version's edit made: a field-merge
+    /// join put them together (Protocol.md 5.9 "Older peers"). Only a state with a merge state
+    /// can be joined so: setting it on a whole record does nothing. Not part of the item's
+    /// equality, as it is not part of the merge digest: two nodes with equal states may differ.
+    public var joined: Bool {
+        get { mergeBox?.joined ?? false }
+        set { mergeBox = mergeBox.map { MergeStateBox($0.state, joined: newValue) } }
     }
     private var mergeBox: MergeStateBox?
 
@@ -45,10 +53,14 @@ public struct Item: Hashable, Sendable, Codable {
     }
 }
 
-/// An item's merge state behind a reference, compared by value.
+/// An item's merge state and its joined flag behind a reference, compared by the state only.
 private final class MergeStateBox: Hashable, Sendable {
     let state: ItemMergeState
-    init(_ state: ItemMergeState) { self.state = state }
+    let joined: Bool
+    init(_ state: ItemMergeState, joined: Bool) {
+        self.state = state
+        self.joined = joined
+    }
     static func == (lhs: MergeStateBox, rhs: MergeStateBox) -> Bool { lhs.state == rhs.state }
     func hash(into hasher: inout Hasher) { hasher.combine(state) }
 }

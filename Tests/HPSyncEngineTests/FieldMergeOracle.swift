@@ -73,6 +73,8 @@ struct FieldMergeOracle {
             items.append(Self.item(key, winners, version: version))
             for loser in losers {
                 let winner = winners[loser.field]!
+                // Two concurrent edits that set one value are no clash.
+                guard loser.content != winner.content else { continue }
                 conflicts.insert(
                     FieldConflict(
                         key: key, field: loser.field, kept: winner.content, keptVersion: winner.version,

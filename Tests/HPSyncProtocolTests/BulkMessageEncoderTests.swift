@@ -18,7 +18,8 @@ struct BulkMessageEncoderTests {
     }
 
     /// Version 5: records whose items carry merge states (fields at versions of their own,
-    /// bases, a clash kept as a conflict, a tombstone that keeps fields) with their candidates.
+    /// bases, a clash kept as a conflict, a tombstone that keeps fields) with their candidates,
+    /// and joined flags.
     @Test func recordsWithCandidatesAreWrittenAsSwiftProtobufWritesThem() throws {
         var random = SplitMix64(seed: 36)
         let origins = [
@@ -42,9 +43,16 @@ struct BulkMessageEncoderTests {
                 if round.isMultiple(of: 5) { try joined.delete(at: at(3, 1)) }
                 items[index] = joined.item
                 items[index].mergeState = joined
+                items[index].joined = Bool.random(using: &random)
             }
             let message = Message.records(items)
             #expect(BulkMessageEncoder.encode(message) == message.serializedEnvelopeGenerically(), "round \(round)")
+            // And back: the flag travels with the candidates.
+            guard case .records(let decoded) = try Message(decoding: BulkMessageEncoder.encode(message)!) else {
+                Issue.record("round \(round): not records")
+                continue
+            }
+            #expect(decoded.map(\.joined) == items.map(\.joined), "round \(round)")
         }
     }
 

@@ -224,6 +224,7 @@ public final class ServerSession {
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
+        try SourceSession.restampJoinedItems(forSinkOf: version, store: store, dryRun: report.dryRun, logger: logger)
         let start = try ListingStart.decide(
             for: store, checkpoint: checkpointStore == store.storeID ? since : nil, version: version)
         if case .needsReconciliation(let horizon) = start {

@@ -1,8 +1,9 @@
 /// What one field of one item holds: its candidates that no other candidate makes obsolete.
 ///
 /// The candidate with the greatest version is the field's value (the whole-record rule of
-/// earlier versions, per field); the others are its open conflicts: edits of the field made
-/// concurrently with the winner, kept until a later edit of the field resolves them. Joining
+/// earlier versions, per field); the others are edits of the field made concurrently with the
+/// winner, kept until a later edit of the field resolves them: its open conflicts, those whose
+/// value differs from the winner's (`conflicts`; an equal one is no clash, `agreeing`). Joining
 /// two states unions their candidates and keeps the maximal ones, so the join is commutative,
 /// associative and idempotent: any order of syncs gives the same state.
 public struct FieldState<Value: FieldValue>: Hashable, Sendable {
@@ -25,8 +26,22 @@ public struct FieldState<Value: FieldValue>: Hashable, Sendable {
     /// The field's value and the edit that set it; nil for an empty field.
     @inlinable public var winner: FieldCandidate<Value>? { candidates.first }
 
-    /// The concurrent edits that lost to the winner, greatest version first.
-    @inlinable public var conflicts: ArraySlice<FieldCandidate<Value>> { candidates.dropFirst() }
+    /// The open conflicts: the concurrent edits that lost to the winner with another value,
+    /// greatest version first. A concurrent edit that set the winner's own value (two nodes
+    /// restamping one state for a version-4 peer, Protocol.md 5.9) is no clash: `agreeing`.
+    public var conflicts: [FieldCandidate<Value>] {
+        // Most fields hold one candidate: no array walked for them.
+        guard candidates.count > 1, let value = winner?.value else { return [] }
+        return candidates.dropFirst().filter { $0.value != value }
+    }
+
+    /// The concurrent edits that lost to the winner with the winner's own value, greatest
+    /// version first: kept, as the join needs them (they dominate what their editors saw), but
+    /// not listed as conflicts.
+    public var agreeing: [FieldCandidate<Value>] {
+        guard candidates.count > 1, let value = winner?.value else { return [] }
+        return candidates.dropFirst().filter { $0.value == value }
+    }
 
     /// The version of the winner: the greatest this field holds, and the base of its next edit.
     @inlinable public var version: Version? { candidates.first?.version }

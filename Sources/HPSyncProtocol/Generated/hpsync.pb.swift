@@ -653,6 +653,11 @@ public nonisolated struct Hpsync_V1_Record: Sendable {
   /// state says more than the fields above; none for a whole record.
   public var candidates: [Hpsync_V1_FieldCandidate] = []
 
+  /// Version 5: the state is joined (Protocol.md section 5.9, "Older peers"): its fields were put
+  /// together by a merge and need not be the record its version's edit made. Only with
+  /// candidates; a receiver ignores it on a whole record.
+  public var joined: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1903,7 +1908,7 @@ nonisolated extension Hpsync_V1_FetchRecords: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Record"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}candidates\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}candidates\0\u{1}joined\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1922,6 +1927,7 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 9: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
       case 11: try { try decoder.decodeRepeatedMessageField(value: &self.candidates) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.joined) }()
       default: break
       }
     }
@@ -1965,6 +1971,9 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.candidates.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.candidates, fieldNumber: 11)
     }
+    if self.joined != false {
+      try visitor.visitSingularBoolField(value: self.joined, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1980,6 +1989,7 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.origin != rhs.origin {return false}
     if lhs.deleted != rhs.deleted {return false}
     if lhs.candidates != rhs.candidates {return false}
+    if lhs.joined != rhs.joined {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -83,6 +83,7 @@ enum BulkMessageEncoder {
             bytesFieldSize(item.key.rawValue.utf8.count) + varintFieldSize(item.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(item.deleted ? 1 : 0)
         for candidate in candidates { size += nestedSize(candidateSize(candidate)) }
+        size += varintFieldSize(item.joined ? 1 : 0)
         guard !item.deleted else { return size }
         size += bytesFieldSize(item.name.utf8.count)
         if let serial = item.serialNumber { size += nestedSize(serial.utf8.count) }
@@ -117,6 +118,7 @@ enum BulkMessageEncoder {
             writer.header(11, length: candidateSize(candidate))
             write(candidate, into: &writer)
         }
+        writer.field(12, item.joined ? 1 : 0)
     }
 
     // MARK: - FieldCandidate (version 5)

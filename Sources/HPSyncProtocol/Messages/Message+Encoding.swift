@@ -142,6 +142,7 @@ extension Message {
         wire.origin = origins.data(item.version.origin)
         wire.deleted = item.deleted
         if let state = item.mergeState { wire.candidates = state.listedCandidates.map(candidate) }
+        wire.joined = item.joined
         guard !item.deleted else { return wire }
         wire.name = item.name
         if let serial = item.serialNumber { wire.serialNumber = serial }

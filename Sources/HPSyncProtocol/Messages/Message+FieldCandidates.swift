@@ -4,7 +4,8 @@ import HPSyncModel
 /// Version 5's field candidates of a Record (Protocol.md 5.9), checked as strictly as the
 /// record: every value within the limits a record's field has.
 extension Message {
-    /// `item` with the merge state the record's candidates describe; unchanged without any.
+    /// `item` with the merge state the record's candidates describe, and its joined flag;
+    /// unchanged without any (a whole record is never joined, whatever the flag says).
     static func withCandidates(_ item: Item, _ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {
         guard !record.candidates.isEmpty else { return item }
         try limit(record.candidates.count, ProtocolLimits.maxFieldCandidates, "Record", "candidates")
@@ -14,6 +15,7 @@ extension Message {
         var result = item
         do {
             result.mergeState = try ItemMergeState(record: item, candidates: listed)
+            result.joined = record.joined
         } catch {
             throw .invalidField(message: "Record", field: "candidates", problem: "of item \(item.key): \(error)")
         }

@@ -3,13 +3,19 @@ import GRDB
 import HPSyncModel
 
 extension ItemRecord {
-    /// The row's item, with its merge state when the row has field versions (what a source
-    /// sends and a sink compares, Protocol.md 5.9); a whole record reads as before.
+    /// The row's item, with its merge state and joined flag when the row has field versions
+    /// (what a source sends and a sink compares, Protocol.md 5.9); a whole record reads as before.
     func itemWithMergeState(_ db: Database, origins: inout OriginCache) throws -> Item {
         var item = try item(origins: &origins)
-        if fields != nil { item.mergeState = try Store.mergeState(db, self) }
+        if fields != nil {
+            item.mergeState = try Store.mergeState(db, self)
+            item.joined = StoredMergeState.isJoined(fields)
+        }
         return item
     }
+
+    /// Whether the row's state is joined (Protocol.md 5.9 "Older peers").
+    var joined: Bool { StoredMergeState.isJoined(fields) }
 }
 
 /// Reading and writing items' merge states (`ItemMergeState`, stored as `StoredMergeState`).
@@ -57,7 +63,7 @@ extension Store {
     static func mergeState(_ db: Database, _ row: ItemRecord) throws -> ItemMergeState {
         // Conflicts exist only beside field versions whose format byte says so.
         let conflicts =
-            row.fields?.first == StoredMergeState.formatWithConflicts
+            StoredMergeState.hasConflictRows(row.fields)
             ? try ConflictRecord.fetchAll(db, key: ItemKey(storedCanonical: row.key)) : []
         return try StoredMergeState(item: row.item(), fields: row.fields, conflicts: conflicts).state()
     }
@@ -79,7 +85,8 @@ extension Store {
     }
 
     /// Writes `state` as its key's row with `seq`, and its conflicts in place of those of
-    /// `previous` (the row it replaces, if any). Returns the row written.
+    /// `previous` (the row it replaces, if any). Returns the row written. A local change is
+    /// never joined: its contents are the record its version makes.
     @discardableResult
     static func writeMergeState(_ db: Database, _ state: ItemMergeState, seq: Int64, previous: ItemRecord?) throws
         -> ItemRecord

@@ -7,36 +7,66 @@ import HPSyncModel
 ///
 /// `fields` is NULL for most items: every field at the row's version with its base unknown,
 /// or a tombstone without fields (`ItemMergeState.isWholeRecord`). Otherwise it holds a format
-/// byte (3, or 4 when `conflict` has rows for the item: most have none, and a reader then skips
-/// that lookup; 1 and 2 were development builds' and are refused), a table of the origins it
-/// names other than the row's, a table of the versions it names other than the row's (each a
-/// stamp, 8 bytes little-endian, and an origin index, 0 for the row's origin), then one entry
-/// per field in `ItemField` order: a flags byte (1: the field's own version follows, 2: its base
-/// follows, 4: the field holds nothing, 8: its value follows, for the fields a tombstone keeps),
-/// then those versions as indexes into the version table. An edit of two fields names one
-/// other version five times: in the table once, the row grows by about 22 bytes, not 52 (rows
-/// that grow split their pages).
+/// byte (3; plus 1 when `conflict` has rows for the item: most have none, and a reader then
+/// skips that lookup; plus 2 when the state is joined, Protocol.md 5.9 "Older peers", which the
+/// index `item_on_joined` finds by `fields >= x'05'`; 1 and 2 were development builds' and are
+/// refused), a table of the origins it names other than the row's, a table of the versions it
+/// names other than the row's (each a stamp, 8 bytes little-endian, and an origin index, 0 for
+/// the row's origin), then one entry per field in `ItemField` order: a flags byte (1: the
+/// field's own version follows, 2: its base follows, 4: the field holds nothing, 8: its value
+/// follows, for the fields a tombstone keeps, 16: candidates that agree with the value follow),
+/// then those versions as indexes into the version table; with 16, their count (1 byte) and
+/// each one's flags byte (2: its base follows), version and base. An edit of two fields names
+/// one other version five times: in the table once, the row grows by about 22 bytes, not 52
+/// (rows that grow split their pages).
 struct StoredMergeState {
     var item: Item
     var fields: Data?
     var conflicts: [ConflictRecord]
+    /// The state's joined flag (Protocol.md 5.9 "Older peers"); never set on a whole record.
+    var joined: Bool
 
     static let format: UInt8 = 3
-    static let formatWithConflicts: UInt8 = 4
+    private static let conflictsBit: UInt8 = 1
+    private static let joinedBit: UInt8 = 2
+
+    /// Whether a row's `fields` say that `conflict` has rows for it.
+    static func hasConflictRows(_ fields: Data?) -> Bool {
+        guard let byte = fields?.first, byte >= format else { return false }
+        return (byte - format) & conflictsBit != 0
+    }
+
+    /// Whether a row's `fields` say that its state is joined.
+    static func isJoined(_ fields: Data?) -> Bool {
+        guard let byte = fields?.first, byte >= format else { return false }
+        return (byte - format) & joinedBit != 0
+    }
+
+    /// `fields` of a joined state, the flag cleared.
+    static func clearingJoined(_ fields: Data) -> Data {
+        var cleared = fields
+        cleared[cleared.startIndex] -= joinedBit
+        return cleared
+    }
 
     init(item: Item, fields: Data?, conflicts: [ConflictRecord]) {
         self.item = item
         self.fields = fields
         self.conflicts = conflicts
+        joined = Self.isJoined(fields)
     }
 
-    init(_ state: ItemMergeState) {
+    /// `state` as stored, with its joined flag; a whole record is never joined (what makes one,
+    /// Protocol.md 5.9 says, is a record made at its version), so it keeps no `fields`.
+    init(_ state: ItemMergeState, joined: Bool = false) {
         item = state.item
         conflicts = Self.conflictRecords(state)
         guard !state.isWholeRecord else {
             fields = nil
+            self.joined = false
             return
         }
+        self.joined = joined
         var origins: [NodeID] = []
         var versions: [Version] = []
         var body = MergeByteWriter()
@@ -56,10 +86,20 @@ struct StoredMergeState {
         func entry<Value>(_ field: FieldState<Value>, _ write: (inout MergeByteWriter, Value) -> Void) {
             guard let winner = field.winner else { return body.u8(4) }
             let ownVersion = winner.version != record
-            body.u8((ownVersion ? 1 : 0) | (winner.base != nil ? 2 : 0) | (keepsValues ? 8 : 0))
+            let agreeing = field.agreeing
+            body.u8(
+                (ownVersion ? 1 : 0) | (winner.base != nil ? 2 : 0) | (keepsValues ? 8 : 0)
+                    | (agreeing.isEmpty ? 0 : 16))
             if ownVersion { body.u8(versionIndex(winner.version)) }
             if let base = winner.base { body.u8(versionIndex(base)) }
             if keepsValues { write(&body, winner.value) }
+            guard !agreeing.isEmpty else { return }
+            body.u8(UInt8(truncatingIfNeeded: agreeing.count))
+            for candidate in agreeing {
+                body.u8(candidate.base != nil ? 2 : 0)
+                body.u8(versionIndex(candidate.version))
+                if let base = candidate.base { body.u8(versionIndex(base)) }
+            }
         }
         entry(state.name) { $0.text($1) }
         entry(state.serialNumber) { Self.write(optional: $1, into: &$0) { $0.text($1) } }
@@ -74,7 +114,7 @@ struct StoredMergeState {
         // A 255-origin table would take a history no household makes; past it, indexes wrap
         // and the check on reading refuses the row rather than misread it.
         var writer = MergeByteWriter()
-        writer.u8(conflicts.isEmpty ? Self.format : Self.formatWithConflicts)
+        writer.u8(Self.format + (conflicts.isEmpty ? 0 : Self.conflictsBit) + (joined ? Self.joinedBit : 0))
         // The origins first: the version table names them.
         let indexes = versions.map { index($0.origin) }
         writer.u8(UInt8(truncatingIfNeeded: origins.count))
@@ -95,7 +135,7 @@ struct StoredMergeState {
             throw StoreError.database("item \(item.key) has conflicts but no field versions")
         }
         var reader = MergeByteReader(fields)
-        guard [Self.format, Self.formatWithConflicts].contains(try reader.u8()) else {
+        guard (Self.format...Self.format + Self.conflictsBit + Self.joinedBit).contains(try reader.u8()) else {
             throw StoreError.database("item \(item.key) has field versions in an unknown format")
         }
         let record = item.version
@@ -131,6 +171,17 @@ struct StoredMergeState {
                     throw StoreError.database("item \(key) has a field base above its version")
                 }
                 candidates.append(candidate)
+                if flags & 16 != 0 {
+                    for _ in 0..<(try reader.u8()) {
+                        let hasBase = try reader.u8() & 2 != 0
+                        let agreeing = try version(&reader)
+                        guard
+                            let candidate = FieldCandidate(
+                                value: value, version: agreeing, base: hasBase ? try version(&reader) : nil)
+                        else { throw StoreError.database("item \(key) has a field base above its version") }
+                        candidates.append(candidate)
+                    }
+                }
             }
             for row in conflicts where try row.itemField == name { candidates.append(try row.candidate(conflict(row))) }
             return FieldState(candidates)

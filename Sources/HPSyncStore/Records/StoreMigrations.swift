@@ -214,7 +214,9 @@ enum StoreMigrations {
         // an item that is one whole record; and the values that lost a clash, until an edit
         // resolves them. Every existing row is a whole record: nothing to rewrite. A blind
         // peer's mirror keeps the merge digest of each entry this node sealed or opened (NULL:
-        // not known yet), since two states of one version can differ.
+        // not known yet), since two states of one version can differ. The joined items (their
+        // `fields` format byte 5 or 6, `StoredMergeState`), which a node restamps before it
+        // sends to a version-4 peer, are few: a partial index finds them without a scan.
         migrator.registerMigration("v12-field-merge") { db in
             try db.execute(
                 sql: """
@@ -226,6 +228,7 @@ enum StoreMigrations {
                       imageSize INTEGER,
                       PRIMARY KEY (key, field, stamp, origin)) WITHOUT ROWID;
                     CREATE INDEX conflict_on_imageDigest ON conflict(imageDigest) WHERE imageDigest IS NOT NULL;
+                    CREATE INDEX item_on_joined ON item(deleted) WHERE fields >= x'05';
                     """)
         }
         return migrator

@@ -110,7 +110,8 @@ struct RemoteApply {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
-                var stored = record.mergeState.map(StoredMergeState.init)
+                // Taken whole (a new key, or newer than a whole record), a state keeps its flag.
+                var stored = record.mergeState.map { StoredMergeState($0, joined: record.item.joined) }
                 // A key the sink found no row for is inserted at once; a key the store has
                 // fails that insert and takes the way of the others.
                 let inserted =
@@ -133,11 +134,15 @@ struct RemoteApply {
                     do { joined = try held.joined(with: incoming) } catch {
                         throw StoreError.invalidRecord(key, reason: "\(error)")
                     }
+                    let flag = joined.isJoined(from: [(held, local.joined), (incoming, record.item.joined)])
                     if joined == held {
+                        // Nothing new, but an unflagged record may vouch for what this store
+                        // flagged: the flag goes, in place (it does not travel by itself).
+                        if local.joined, !flag { try Self.clearJoined(db, local) }
                         result.skipped.append(key)
                         continue
                     }
-                    stored = StoredMergeState(joined)
+                    stored = StoredMergeState(joined, joined: flag)
                     item = joined.item
                     // A photo that loses a clash here keeps its bytes for the conflicts view: a
                     // copy in the trash folder, before its file is replaced.
@@ -265,6 +270,12 @@ struct RemoteApply {
             clock.returnSeq(seq)
             return false
         }
+    }
+
+    /// Clears the joined flag of `row`, whose state stays as it is.
+    private static func clearJoined(_ db: Database, _ row: ItemRecord) throws {
+        guard row.joined, let fields = row.fields.map(StoredMergeState.clearingJoined) else { return }
+        try db.execute(sql: "UPDATE item SET fields = ? WHERE key = ?", arguments: [fields, row.key])
     }
 
     /// Whether two versions show the same item (a join that only added a conflict leaves the

@@ -101,11 +101,16 @@ extension MergeSimulation {
             guard !superseded.contains(index), conflict.losing == edits[index].value else {
                 throw MergeViolation("\(slot.field) lists \(conflict), which a later edit resolved")
             }
+            guard conflict.losing != conflict.kept else {
+                throw MergeViolation("\(slot.field) lists \(conflict), whose values are equal: no clash")
+            }
         }
         // An edit nobody saw, above every base of the field, must be listed: no other value of
-        // the field was made knowing it, so only the merge rule put it second.
+        // the field was made knowing it, so only the merge rule put it second. Unless it set the
+        // latest edit's value: two concurrent edits that agree are no clash.
         let highestBase = slotEdits.compactMap { edits[$0].base }.max()
-        for index in slotEdits where index != latest && !superseded.contains(index) {
+        for index in slotEdits
+        where index != latest && !superseded.contains(index) && edits[index].value != edits[latest].value {
             if let highestBase, edits[index].version <= highestBase { continue }
             guard listedVersions.contains(edits[index].version) else {
                 throw MergeViolation("\(slot.field): the concurrent edit \(edits[index]) is not listed")

@@ -6,7 +6,8 @@ import HPSyncTesting
 /// merge, with skewed clocks stamping through the hybrid-logical-clock rule; beside them, an
 /// oracle that remembers every edit and which edits each node knew of when it made one.
 /// Optionally one node is a version-4 peer (Protocol.md 5.9 "Older peers"): it holds whole
-/// records, edits whole records, and every sync with it is record-level.
+/// records, edits whole records, and every sync with it is record-level; the other nodes keep
+/// each state's joined flag and restamp their joined items before they send to it.
 struct MergeSimulation {
     struct Node {
         var id: NodeID
@@ -16,6 +17,8 @@ struct MergeSimulation {
         var skew: Int64
         var highest = VersionStamp.zero
         var states: [ItemKey: ItemMergeState] = [:]
+        /// The joined flag of each state (Protocol.md 5.9 "Older peers"); absent is false.
+        var joined: Set<ItemKey> = []
         /// The edits (by index in `edits`) this node knows of, per key and field: what it held
         /// or heard of through any sync, whether or not its state still holds them.
         var known: [FieldSlot: Set<Int>] = [:]
@@ -92,11 +95,12 @@ struct MergeSimulation {
     mutating func settle() throws -> Int {
         for round in 1...6 {
             let before = nodes.map(\.states)
+            let flagsBefore = nodes.map(\.joined)
             for (one, other) in edges {
                 try sync(from: one, to: other)
                 try sync(from: other, to: one)
             }
-            if nodes.map(\.states) == before { return round }
+            if nodes.map(\.states) == before, nodes.map(\.joined) == flagsBefore { return round }
         }
         return 7
     }
@@ -120,6 +124,7 @@ struct MergeSimulation {
                 image: pick(Self.photos), version: version)
             let created = ItemMergeState(record: item)
             nodes[node].states[key] = created
+            nodes[node].joined.remove(key)
             for field in ItemField.allCases { record(node: node, key: key, field: field, version: version, base: nil) }
             counts.edits += 1
             return
@@ -147,6 +152,8 @@ struct MergeSimulation {
         var edited = state
         try edited.apply(change, at: version)
         if state.isDeleted && !edited.isDeleted { counts.revivals += 1 }
+        // A local edit makes the record of its version: never joined.
+        nodes[node].joined.remove(key)
         if nodes[node].older {
             // A whole record: every field set at this version, its base unknown.
             nodes[node].states[key] = ItemMergeState(record: edited.item)
@@ -179,6 +186,7 @@ struct MergeSimulation {
         try state.delete(at: version)
         // A version-4 peer's tombstone keeps no fields.
         nodes[node].states[key] = nodes[node].older ? ItemMergeState(record: state.item) : state
+        nodes[node].joined.remove(key)
         deletions[key, default: []].append(version)
         counts.deletions += 1
     }
@@ -186,14 +194,18 @@ struct MergeSimulation {
     /// `target` pulls every item state of `source` and joins it into its own.
     mutating func sync(from source: Int, to target: Int) throws {
         counts.syncs += 1
-        if nodes[source].older || nodes[target].older { return syncRecords(from: source, to: target) }
+        if nodes[source].older || nodes[target].older { return try syncRecords(from: source, to: target) }
         for (key, incoming) in nodes[source].states {
             nodes[target].highest = max(nodes[target].highest, Self.greatestStamp(in: incoming))
+            let incomingFlag = nodes[source].joined.contains(key)
             guard let local = nodes[target].states[key] else {
                 nodes[target].states[key] = incoming
+                if incomingFlag { nodes[target].joined.insert(key) }
                 continue
             }
             let joined = try local.joined(with: incoming)
+            let flag = joined.isJoined(from: [(local, nodes[target].joined.contains(key)), (incoming, incomingFlag)])
+            if flag { nodes[target].joined.insert(key) } else { nodes[target].joined.remove(key) }
             let listed = joined.conflicts.map { ConflictID($0) }
             if Set(listed).count != listed.count {
                 throw MergeViolation("a conflict is listed twice on node \(target): \(joined.conflicts)")
@@ -210,15 +222,38 @@ struct MergeSimulation {
     /// A version-4 session: the source sends each item as a whole record (a version-5 node its
     /// fields' winners at the item's version, or a tombstone without fields); the target takes
     /// it whole when it is newer than what it holds, and keeps its own otherwise.
-    mutating func syncRecords(from source: Int, to target: Int) {
+    ///
+    /// A version-5 source first restamps its joined live items (`restampJoined`).
+    mutating func syncRecords(from source: Int, to target: Int) throws {
         counts.recordSyncs += 1
+        if !nodes[source].older { try restampJoined(source) }
         for (key, state) in nodes[source].states {
             let incoming = ItemMergeState(record: state.item)
             nodes[target].highest = max(nodes[target].highest, incoming.version.stamp)
             if let local = nodes[target].states[key], !(incoming.version > local.version) { continue }
             nodes[target].states[key] = incoming
+            // A whole record from a record-level peer is the record of its version.
+            nodes[target].joined.remove(key)
         }
         for (slot, known) in nodes[source].known { nodes[target].known[slot, default: []].formUnion(known) }
+    }
+
+    /// Restamps every joined live item of `node` (what a version-5 node does before it sends to
+    /// a version-4 peer): an edit of every field, to the value it shows, at a new stamp.
+    mutating func restampJoined(_ node: Int) throws {
+        for key in nodes[node].joined.sorted(by: { $0.rawValue < $1.rawValue }) {
+            nodes[node].joined.remove(key)
+            let state = nodes[node].states[key]!
+            // A joined tombstone cannot arise (Protocol.md 5.9): the property checks it.
+            guard !state.isDeleted else { throw MergeViolation("node \(node) holds a joined tombstone of \(key)") }
+            let version = stamp(node)
+            nodes[node].states[key] = try state.restamped(at: version)
+            for field in ItemField.allCases {
+                let before = Self.candidates(of: field, in: state)
+                record(node: node, key: key, field: field, version: version, base: before.first?.version)
+            }
+            counts.restamps += 1
+        }
     }
 
     private mutating func pick<Value>(_ values: [Value]) -> Value { values.randomElement(using: &generator)! }
@@ -248,6 +283,8 @@ struct MergeCounts {
     var olderEdits = 0
     var recordSyncs = 0
     var fieldsLost = 0
+    /// Joined items a version-5 node restamped before sending to the version-4 peer.
+    var restamps = 0
     /// Histories whose nodes held different items after the final syncs (`MergeViolation.diverged`).
     var diverged = 0
 
@@ -264,6 +301,7 @@ struct MergeCounts {
         olderEdits += other.olderEdits
         recordSyncs += other.recordSyncs
         fieldsLost += other.fieldsLost
+        restamps += other.restamps
         diverged += other.diverged
     }
 }

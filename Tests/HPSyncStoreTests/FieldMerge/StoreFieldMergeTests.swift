@@ -7,24 +7,44 @@ import Testing
 
 @Suite("Field merge in the store")
 struct StoreFieldMergeTests {
-    /// Every state the simulation's nodes reach reads back from its stored form unchanged.
-    @Test func storedStatesReadBackUnchanged() throws {
+    /// Every state the simulation's nodes reach (with a version-4 peer too: restamps, so
+    /// candidates that agree with the value) reads back from its stored form unchanged, its
+    /// joined flag too (never kept on a whole record).
+    @Test(arguments: [false, true]) func storedStatesReadBackUnchanged(olderPeer: Bool) throws {
         var checked = 0
+        var agreeing = 0
         for seed in 0..<300 {
-            var simulation = MergeSimulation(seed: UInt64(seed))
+            var simulation = MergeSimulation(seed: UInt64(seed), olderPeer: olderPeer)
             for _ in 0..<40 {
                 try simulation.step()
                 for node in simulation.nodes {
-                    for state in node.states.values {
-                        let stored = StoredMergeState(state)
+                    for (key, state) in node.states {
+                        let joined = node.joined.contains(key)
+                        let stored = StoredMergeState(state, joined: joined)
                         #expect(try stored.state() == state)
                         #expect((stored.fields == nil) == state.isWholeRecord)
+                        let read = StoredMergeState(
+                            item: stored.item, fields: stored.fields, conflicts: stored.conflicts)
+                        #expect(read.joined == (joined && !state.isWholeRecord))
+                        #expect(StoredMergeState.isJoined(stored.fields) == read.joined)
+                        if ItemField.allCases.contains(where: { Self.agreeing($0, state) }) { agreeing += 1 }
                         checked += 1
                     }
                 }
             }
         }
         #expect(checked > 1_000)
+        #expect(agreeing > 0)
+    }
+
+    static func agreeing(_ field: ItemField, _ state: ItemMergeState) -> Bool {
+        switch field {
+        case .name: !state.name.agreeing.isEmpty
+        case .serialNumber: !state.serialNumber.agreeing.isEmpty
+        case .valueInDollars: !state.valueInDollars.agreeing.isEmpty
+        case .dateCreated: !state.dateCreated.agreeing.isEmpty
+        case .photo: !state.photo.agreeing.isEmpty
+        }
     }
 
     /// Sends `key`'s merge state from `source` to `target`, as a field-merging peer would.
