@@ -19,7 +19,13 @@ public enum InventoryKeyFile {
     public static func loadOrCreate(_ store: Store, logger: Logger) throws -> InventoryKey {
         if let key = try load(store) { return key }
         let key = InventoryKey.random()
-        try key.write(to: url(for: store.directory))
+        do {
+            try key.write(to: url(for: store.directory))
+        } catch SealingError.keyFileExists {
+            // Another process (a second push, a sync that adopted a peer's key) made one first.
+            if let theirs = try load(store) { return theirs }
+            throw SealingError.keyFileExists(path: url(for: store.directory).path)
+        }
         logger.notice("made this inventory's key", metadata: ["fingerprint": "\(key.fingerprint)"])
         return key
     }
