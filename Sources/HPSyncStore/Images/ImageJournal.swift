@@ -42,7 +42,7 @@ struct ImageJournal {
 
     /// Remembers that `key`'s row names an image whose bytes did not come (a record applied
     /// without them): the file is out of step with its row until healing fetches it
-    /// (`Store.rememberImagesToHeal` outside a transaction).
+    /// (`Store.rememberImagesToHeal` does it in a transaction of its own).
     func rememberToHeal(key: ItemKey, now: UInt64) throws {
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO imageToHeal (key, foundAt) VALUES (?, ?)")
             .execute(arguments: [key.rawValue, Int64(now)])

@@ -13,10 +13,10 @@ extension Store {
     /// Remembers that these items' images need fetching again (idempotent).
     package func rememberImagesToHeal(_ keys: [ItemKey]) throws {
         guard !keys.isEmpty else { return }
-        let now = Int64(clock.nowMilliseconds())
+        let now = clock.nowMilliseconds()
         try write { db in
-            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO imageToHeal (key, foundAt) VALUES (?, ?)")
-            for key in keys { try insert.execute(arguments: [key.rawValue, now]) }
+            let journal = ImageJournal(db)
+            for key in keys { try journal.rememberToHeal(key: key, now: now) }
         }
     }
 
