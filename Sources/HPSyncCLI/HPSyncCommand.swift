@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import HPSyncCrypto
 import HPSyncEngine
+import HPSyncProtocol
+import HPSyncStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The root command: lists the subcommands.
 public struct HPSyncCommand: ParsableCommand {
@@ -77,5 +83,61 @@ public struct HPSyncCommand: ParsableCommand {
         if let hint = AgeText.hint(forUsageMessage: message) { message += ": " + hint }
         Output.error("\(message) (see `hp-sync help`)")
         return ExitStatus.usage.rawValue
+    }
+}
+
+/// What `hp-sync --version` prints: enough to answer "which build is this?" in a bug report.
+enum VersionText {
+    static var full: String {
+        """
+        hp-sync \(HPSyncVersion.current)
+        protocol versions: \(ProtocolLimits.minVersion) to \(ProtocolLimits.maxVersion)
+        commit: \(BuildCommit.hash ?? "unknown (not built by Scripts/install)")
+        OpenSSL: \(OpenSSLVersion.runtime)
+        SQLite: \(SQLiteVersion.runtime)
+        Swift: \(swiftVersion)
+        """
+    }
+
+    /// The language mode's compiler, to the minor version.
+    static var swiftVersion: String {
+        #if compiler(>=6.4)
+            return "6.4 or later"
+        #elseif compiler(>=6.3)
+            return "6.3"
+        #elseif compiler(>=6.2)
+            return "6.2"
+        #elseif compiler(>=6.1)
+            return "6.1"
+        #else
+            return "6.0"
+        #endif
+    }
+}
+
+/// Caps glibc's malloc arenas for the whole process.
+///
+/// glibc gives each thread that allocates an arena of its own (up to eight per core) and keeps
+/// the memory freed into it. hp-sync's work hops between threads: GRDB runs each write on
+/// whichever Dispatch worker is free, and the image fsyncs run on lanes of their own, so the
+/// batches a pull commits end up spread over many arenas, each keeping its share. Measured on an
+/// M pull (100,000 items, 2,000 images): 82–106 MB peak RSS uncapped, 73–75 MB with one arena, no
+/// CPU difference seen. Two arenas keep contention low for the two threads that allocate most (the
+/// receiver and the committer). `MALLOC_ARENA_MAX` in the environment still wins: glibc reads it
+/// first and this leaves it alone.
+///
+/// `mallopt` is declared in `<malloc.h>`, which Swift's Glibc module does not import, so it is
+/// looked up by name.
+enum MemoryArenas {
+    static let limit: Int32 = 2
+    /// `M_ARENA_MAX` in glibc's `<malloc.h>`.
+    private static let arenaMaxParameter: Int32 = -8
+
+    static func cap() {
+        #if canImport(Glibc)
+            guard getenv("MALLOC_ARENA_MAX") == nil, let symbol = dlsym(nil, "mallopt") else { return }
+            typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+            _ = unsafeBitCast(symbol, to: MallOpt.self)(arenaMaxParameter, limit)
+        #endif
     }
 }
