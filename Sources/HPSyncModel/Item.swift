@@ -1,3 +1,14 @@
+/// What an item row says about its image: the SHA-256 of the bytes and their count.
+public struct ImageRef: Hashable, Sendable, Codable {
+    public var digest: SHA256Digest
+    public var size: Int64
+
+    public init(digest: SHA256Digest, size: Int64) {
+        self.digest = digest
+        self.size = size
+    }
+}
+
 /// One version of one inventory item, as the store keeps it and as peers exchange it.
 ///
 /// A tombstone (`deleted == true`) keeps key and version and clears everything else, so a

@@ -325,6 +325,36 @@ import Testing
         #expect(try fresh.run(["list", "--json"]).text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
+    /// A host that makes its store again (same node identity, new store ID, nothing in it)
+    /// after a trusted node saw an epoch there: a rollback to nothing, refused before anything
+    /// is applied or sent.
+    @Test func aBlindStoreMadeAgainIsARollback() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        _ = setup.server.stop()
+        let identity = setup.offsite.store.appendingPathComponent("identity")
+        let kept = setup.offsite.root.appendingPathComponent("identity-kept")
+        try FileManager.default.copyItem(at: identity, to: kept)
+        try FileManager.default.removeItem(at: setup.offsite.store)
+        try #require(try setup.offsite.run(["init", "--blind"]).status == 0)
+        try FileManager.default.removeItem(at: identity)
+        try FileManager.default.copyItem(at: kept, to: identity)
+        try #require(try setup.offsite.nodeID() == setup.offsiteID)
+        try #require(
+            try setup.offsite.run(["peer", "add", "home", setup.homeID, "--allow", "read-write"]).status == 0)
+        try setup.restartServer(telling: [setup.home])
+
+        let pulled = try setup.home.run(["pull", "offsite"])
+        #expect(pulled.status == 81, "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("made again"), "\(pulled.stderr)")
+        let pushed = try setup.home.run(["push", "offsite"])
+        #expect(pushed.status == 81, "\(pushed.stderr)")
+        // Nothing was sent: the new store holds no entry and no head.
+        #expect(try setup.offsite.run(["verify"]).text.contains("checked 0 sealed entries"))
+        #expect(try Offsite.items(setup.home).count == setup.keys.count)
+    }
+
     @Test func theMassDeletionGuardHoldsThroughABlindPeer() throws {
         let setup = try Offsite(items: 12)
         defer { setup.cleanUp() }

@@ -1,4 +1,5 @@
 internal import CHPSyncOpenSSL
+import HPSyncModel
 
 /// Owns one OpenSSL `X509`: a node's self-signed certificate.
 ///
@@ -106,5 +107,12 @@ final class Certificate: @unchecked Sendable {
     func matches(_ key: PrivateKey) -> Bool {
         defer { OpenSSLErrorQueue.clear() }
         return X509_check_private_key(pointer, key.pointer) == 1
+    }
+}
+
+extension NodeID {
+    /// The node ID of a certificate, given its DER bytes.
+    public init(certificateDER: some Sequence<UInt8>) {
+        self.init(validatedBytes: SHA256.hash(certificateDER).bytes)
     }
 }

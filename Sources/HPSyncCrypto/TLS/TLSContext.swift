@@ -1,4 +1,5 @@
 internal import CHPSyncOpenSSL
+import Foundation
 
 /// Owns one `SSL_CTX` configured the hp-sync way: TLS 1.3 only, our identity, mutual
 /// authentication, and trust by pinning instead of chain validation.
@@ -83,3 +84,22 @@ final class TLSContext: @unchecked Sendable {
 /// Trust is pinning, not a CA: any certificate passes here, and the caller compares the peer's
 /// node ID (the SHA-256 of its DER certificate) after the handshake.
 private let acceptAnyCertificate: @convention(c) (Int32, OpaquePointer?) -> Int32 = { _, _ in 1 }
+
+/// The client `TLSContext` of one identity, made once and shared by its connections. Making a
+/// context (`SSL_CTX_new` and the settings) is OpenSSL's largest step in a pull after parsing
+/// the key (5 M instructions), and OpenSSL allows `SSL_new` from several threads on one
+/// configured context.
+final class ClientContextCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var context: TLSContext?
+
+    /// The context, made for `identity` on the first call.
+    func context(for identity: NodeIdentity) throws(TLSError) -> TLSContext {
+        lock.lock()
+        defer { lock.unlock() }
+        if let context { return context }
+        let made = try TLSContext(identity: identity, role: .client)
+        context = made
+        return made
+    }
+}

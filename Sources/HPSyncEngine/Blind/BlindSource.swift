@@ -59,14 +59,7 @@ final class BlindSource {
         switch message {
         case .fetchImagesByDigest(let wanted):
             // Healing by digest: the image size comes from this store's own record.
-            let local = try store.mergeBases(wanted.map(\.key))
-            for image in wanted {
-                guard let ref = local[image.key]?.image, ref.digest == image.digest else {
-                    out.missing(image.key, image.digest)
-                    continue
-                }
-                try queuePhoto(key: image.key, image: ref)
-            }
+            try queuePhotos(wanted, records: store.mergeBases(wanted.map(\.key)))
         case .endSession:
             readAskedPhotos()
             out.message(.done(counts))
@@ -85,13 +78,7 @@ final class BlindSource {
             counts.records += items.count
             out.message(.records(items))
         case .fetchImages(let wanted):
-            for image in wanted {
-                guard let ref = opened[image.key]?.image, ref.digest == image.digest else {
-                    out.missing(image.key, image.digest)
-                    continue
-                }
-                try queuePhoto(key: image.key, image: ref)
-            }
+            try queuePhotos(wanted, records: opened)
         case .pageDone:
             readAskedPhotos()
             if sentFinal { out.message(.done(counts)) } else { try queuePage() }
@@ -176,6 +163,17 @@ final class BlindSource {
         } catch {
             findings.append("\(error)")
             return nil
+        }
+    }
+
+    /// Queues each wanted photo whose record in `records` names it; the rest are announced missing.
+    private func queuePhotos(_ wanted: [ImageWanted], records: [ItemKey: Item]) throws {
+        for image in wanted {
+            guard let ref = records[image.key]?.image, ref.digest == image.digest else {
+                out.missing(image.key, image.digest)
+                continue
+            }
+            try queuePhoto(key: image.key, image: ref)
         }
     }
 

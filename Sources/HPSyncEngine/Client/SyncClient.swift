@@ -198,12 +198,12 @@ public final class SyncClient {
         report.dryRun = plan.dryRun
         let exchange = InventoryKeyExchange(store: store, logger: logger)
         let trusted = exchange.trustedPeer(named: peerName)
+        let own = trusted ? exchange.ownKey() : nil
         let server = try handshake(
-            channel, intent: intent, serverNodeID: serverNodeID, plan: plan,
-            inventoryKey: trusted ? exchange.ownKey() : nil)
+            channel, intent: intent, serverNodeID: serverNodeID, plan: plan, inventoryKey: own?.bytes)
         report.clockSkew = compareClocks(server, peerName: peerName)
         if trusted, server.version >= ProtocolLimits.blindVersion {
-            exchange.adopt(server.inventoryKey, from: peerName)
+            exchange.adopt(server.inventoryKey, from: peerName, own: own)
         }
         return server
     }

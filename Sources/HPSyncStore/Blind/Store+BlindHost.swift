@@ -7,11 +7,6 @@ import HPSyncModel
 /// one record ID by (stamp, origin) as a trusted store orders items, and gives each stored entry
 /// the next seq, so trusted nodes list what changed since their last visit.
 extension Store {
-    /// Whether this store is blind.
-    package var isBlind: Bool {
-        (try? read { db in try Int64.fetchOne(db, sql: "SELECT blind FROM meta WHERE id = 1") }) == 1
-    }
-
     /// Makes a new, empty store blind (`init --blind`); a store that holds items stays as it is.
     package func makeBlind() throws {
         try write { db in

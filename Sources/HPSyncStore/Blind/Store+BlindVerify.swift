@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncCrypto
 import HPSyncModel
 
 /// What a blind store checks of itself without any key (Protocol.md 5.8): every entry's sealed
@@ -20,8 +21,9 @@ extension Store {
         for row in entries {
             let id = BlindID(bytes: row["id"] as Data)
             let size: Int64 = row["size"]
-            // A sealed record is at least a nonce, one padded block and a tag.
-            if id == nil || size < 12 + 256 + 16 || size > 64 << 10 {
+            // A sealed record is at least a nonce, one padded block and a tag; at most what a
+            // BlindPut may carry (64 KiB, Protocol.md 7).
+            if id == nil || size < BlindKeys.sealedRecordSize(plainSize: 0) || size > 64 << 10 {
                 report.blindProblems.append(
                     "blind entry at seq \(row["seq"] as Int64) is malformed (\(size) sealed bytes); a push from a trusted node stores it again"
                 )

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HPSyncCrypto
 import HPSyncModel
 
 /// When each pull and push with each peer last succeeded or failed: what `status` shows and
@@ -86,5 +87,149 @@ extension Store {
             INSERT INTO peerSync (peerName, direction, lastFailureAt, lastError) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT(peerName, direction) DO UPDATE SET lastFailureAt = ?3, lastError = ?4
             """
+    }
+}
+
+/// What the sync engine needs to see of a store's configuration and clock.
+extension Store {
+    /// The clock guard: why a version made elsewhere is refused (stamped more than the allowed
+    /// skew ahead of this store's clock), or nil when it may be applied.
+    package func clockGuardRefusal(_ version: Version) -> String? {
+        clockGuardRefusal(version, now: clock.nowMilliseconds())
+    }
+
+    func clockGuardRefusal(_ version: Version, now: UInt64) -> String? {
+        let stamped = version.stamp.milliseconds
+        guard stamped > now &+ configuration.maxClockSkewMilliseconds else { return nil }
+        return "stamped \((stamped - now) / 1000) s in the future by node \(version.origin.short), beyond the "
+            + "allowed clock skew of \(configuration.maxClockSkewMilliseconds / 1000) s. That node's clock is or "
+            + "was ahead: fix it there; if it is right again, run `hp-sync clock reset --yes` there (its future "
+            + "edits come back stamped now). The record is retried at the next sync"
+    }
+
+    /// How far ahead of this store's clock a received stamp may be.
+    package var maxClockSkewMilliseconds: UInt64 { configuration.maxClockSkewMilliseconds }
+
+    /// The largest image this store accepts.
+    package var maxImageBytes: Int64 { configuration.maxImageBytes }
+
+    /// This store's wall clock (injected in tests), in milliseconds since 1970.
+    package func nowMilliseconds() -> UInt64 { clock.nowMilliseconds() }
+
+    /// Whether this store has no item rows and no GC horizon (whose virtual tombstone every
+    /// key without a row would meet): a version received now has nothing here to merge with.
+    package func hasNothingToMergeWith() throws -> Bool {
+        try read { db in
+            guard try MetaRecord.load(db).gcHorizon.virtualTombstone == nil else { return false }
+            return try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item)") ?? false)
+        }
+    }
+
+    /// Records how far a peer store has been synced, in one transaction of its own.
+    package func setCheckpoint(_ update: CheckpointUpdate) throws {
+        _ = try applyRemote([], checkpoint: update)
+    }
+}
+
+/// The sink's reads during a full reconciliation (`ReconcileStep`, applied by `RemoteApply`).
+extension Store {
+    /// The horizon of the reconciliation in progress with `source`, or nil.
+    package func reconciliationInProgress(source: StoreID) throws -> VersionStamp? {
+        try read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT horizon FROM reconcile WHERE peerStoreID = ?", arguments: [Data(source.bytes)]
+            ).map { VersionStamp(rawValue: UInt64(bitPattern: $0)) }
+        }
+    }
+
+    /// How many live items the final page of a reconciliation with `source` at `horizon` will
+    /// delete: those stamped before the horizon that no page listed (`countRecorded`: the pages
+    /// an earlier transaction recorded count as listed) and that are not in `alsoListed`.
+    package func reconciliationVictimCount(
+        source: StoreID, horizon: VersionStamp, countRecorded: Bool, alsoListed: [ItemKey]
+    ) throws -> Int {
+        try read { db in
+            let recorded =
+                countRecorded
+                ? "AND NOT EXISTS (SELECT 1 FROM reconcileListed r WHERE r.peerStoreID = ? AND r.key = item.key)" : ""
+            let stamp = Int64(bitPattern: horizon.rawValue)
+            var arguments: StatementArguments = [stamp]
+            if countRecorded { arguments += [Data(source.bytes)] }
+            var count =
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM item WHERE deleted = 0 AND stamp < ? \(recorded)",
+                    arguments: arguments) ?? 0
+            for chunk in stride(from: 0, to: alsoListed.count, by: 500) {
+                let keys = alsoListed[chunk..<min(chunk + 500, alsoListed.count)].map(\.rawValue)
+                let marks = Array(repeating: "?", count: keys.count).joined(separator: ",")
+                var listed = arguments
+                listed += StatementArguments(keys)
+                count -=
+                    try Int.fetchOne(
+                        db,
+                        sql:
+                            "SELECT count(*) FROM item WHERE deleted = 0 AND stamp < ? \(recorded) AND key IN (\(marks))",
+                        arguments: listed) ?? 0
+            }
+            return count
+        }
+    }
+}
+
+/// The peers this node trusts, pinned by node ID.
+extension Store {
+    /// Adds a peer; its name and node ID must both be new.
+    public func addPeer(_ peer: Peer) throws {
+        guard Peer.isValidName(peer.name) else { throw StoreError.invalidPeerName(peer.name) }
+        try write { db in
+            let clash = try PeerRecord.filter(
+                PeerRecord.Columns.name == peer.name || PeerRecord.Columns.nodeID == Data(peer.nodeID.bytes)
+            ).fetchCount(db)
+            guard clash == 0 else { throw StoreError.peerExists(peer.name) }
+            try PeerRecord(peer, addedAt: Int64(clock.nowMilliseconds())).insert(db)
+            try PeerSyncRecord.forget(peer: peer.name, db)
+        }
+    }
+
+    /// Removes the peer called `name` and its sync history; an unknown name is an error.
+    public func removePeer(named name: String) throws {
+        let removed = try write { db in
+            try PeerSyncRecord.forget(peer: name, db)
+            // What this node kept of a blind peer goes with it: added again, it starts over.
+            if let record = try PeerRecord.fetchOne(db, key: name) {
+                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [record.nodeID])
+                try db.execute(sql: "DELETE FROM blindPeerState WHERE peerNode = ?", arguments: [record.nodeID])
+            }
+            return try PeerRecord.deleteOne(db, key: name)
+        }
+        guard removed else { throw StoreError.unknownPeer(name) }
+    }
+
+    /// Changes a peer's address (`.some(nil)` clears it) and/or permission in place, keeping its
+    /// node ID, checkpoints and sync history; returns the peer as it now is.
+    public func updatePeer(
+        named name: String, address: String?? = nil, permission: PeerPermission? = nil, blind: Bool? = nil
+    ) throws -> Peer {
+        try write { db in
+            guard var record = try PeerRecord.fetchOne(db, key: name) else { throw StoreError.unknownPeer(name) }
+            if let address { record.address = address }
+            if let permission { record.permission = permission.rawValue }
+            if let blind { record.blind = blind }
+            try record.update(db)
+            return try record.peer()
+        }
+    }
+
+    /// All peers, by name.
+    public func peers() throws -> [Peer] {
+        try read { db in try PeerRecord.order(PeerRecord.Columns.name).fetchAll(db).map { try $0.peer() } }
+    }
+
+    public func peer(named name: String) throws -> Peer? {
+        try read { db in try PeerRecord.fetch(db, name: name)?.peer() }
+    }
+
+    public func peer(nodeID: NodeID) throws -> Peer? {
+        try read { db in try PeerRecord.fetch(db, nodeID: Data(nodeID.bytes))?.peer() }
     }
 }

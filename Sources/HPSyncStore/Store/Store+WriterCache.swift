@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import HPSyncCrypto
+import HPSyncModel
 
 /// The writer connection's settings: its page cache and WAL limit, normal and during a bulk apply.
 extension Store {
@@ -65,5 +67,19 @@ extension Store {
     /// order (a first pull) never asks, so its memory stays as before.
     static func useFullWriterCache(_ db: Database) throws {
         try db.execute(sql: "PRAGMA cache_size = \(writerCache)")
+    }
+}
+
+/// Node IDs decoded from `origin` blobs, memoised: a store has few origins and many rows.
+struct OriginCache {
+    private var nodes: [Data: NodeID] = [:]
+
+    mutating func node(_ bytes: Data, key: String) throws -> NodeID {
+        if let node = nodes[bytes] { return node }
+        guard let node = NodeID(bytes: bytes) else {
+            throw StoreError.database("row \(key) has a malformed origin; run `hp-sync verify`")
+        }
+        nodes[bytes] = node
+        return node
     }
 }

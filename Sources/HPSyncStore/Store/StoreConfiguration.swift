@@ -1,3 +1,4 @@
+import CHPSyncSQLite
 import Foundation
 import HPSyncModel
 
@@ -64,3 +65,9 @@ struct TestHooks: Sendable {
 
 /// Thrown by test hooks to simulate a process that died at that point.
 struct SimulatedCrash: Error {}
+
+/// The SQLite library this process runs with (for `hp-sync --version` and bug reports).
+package enum SQLiteVersion {
+    /// "3.46.1": the library loaded at run time.
+    package static var runtime: String { String(cString: sqlite3_libversion()) }
+}

@@ -8,17 +8,20 @@ import Testing
 
 @testable import HPSyncEngine
 
-/// A push to a blind peer mirrors its own entries from what it sent only when the blind store's
-/// BlindPutDone numbers them as sent (Protocol.md 5.8.6); any other answer is listed back, and
-/// either way the mirror, and the head sealed over it, are what the store holds.
-@Suite struct BlindPutNumberingTests {
+/// Pushes to a blind peer over an in-memory pipe, with the blind store's answers filtered: a
+/// push mirrors its own entries from what it sent only when BlindPutDone numbers them as sent
+/// (Protocol.md 5.8.6), and a push that loses the head to another writer stops and lands when
+/// run again.
+@Suite struct BlindPushSessionTests {
     /// The blind store's channel through a filter that adds `raise` to every BlindPutDone's
-    /// through_seq of a put (as a store that numbered the put otherwise would answer), and
-    /// counts the BlindList requests sent.
+    /// through_seq of a put (as a store that numbered the put otherwise would answer), counts
+    /// the BlindList requests sent, and can let another writer go first.
     final class Renumbering: MessageChannel {
         let base: any MessageChannel
         let raise: Int64
         private(set) var lists = 0
+        /// Runs once, before the first BlindSetHead goes out (another writer's turn).
+        var beforeFirstHead: (() throws -> Void)?
 
         init(_ base: any MessageChannel, raise: Int64) {
             self.base = base
@@ -27,6 +30,10 @@ import Testing
 
         func send(_ message: Message) throws {
             if case .blindList = message { lists += 1 }
+            if case .blindSetHead = message, let run = beforeFirstHead {
+                beforeFirstHead = nil
+                try run()
+            }
             try base.send(message)
         }
 
@@ -83,17 +90,63 @@ import Testing
         #expect(mirrored.map(\.version) == held.map(\.version))
 
         // A node with only the key restores everything: the sealed head names what the store holds.
-        let restored = try TestNode("restored")
-        try host.allow(restored)
-        try restored.store.addPeer(offsite)
-        try withServedPipe(host.store, for: restored.nodeID) { served in
-            let channel = BlindPeerChannel(
-                remote: served.channel(), store: restored.store, key: key, peer: offsite, logger: quietLogger)
-            _ = try SyncClient(store: restored.store, logger: quietLogger).pull(
-                over: channel, serverNodeID: host.nodeID, peerName: offsite.name)
-            #expect(channel.findings.isEmpty)
-        }
+        let restored = try Self.restore(from: host, key: key, peer: offsite)
         #expect(try restored.snapshot().map(\.name) == home.snapshot().map(\.name))
         #expect(try restored.snapshot().map(\.version) == home.snapshot().map(\.version))
+    }
+
+    /// Two trusted nodes push to one blind store; the second node's session listed the store
+    /// before the first one wrote. Its open head (BlindSetHead expecting the epoch it saw) is
+    /// refused, the push stops with `concurrentWrite` having stored nothing, and run again it
+    /// lands beside the first node's entries, with a head a restore checks.
+    @Test func aPushThatLosesTheHeadToAnotherWriterStopsAndLandsWhenRunAgain() throws {
+        let host = try TestNode("host")
+        try host.store.makeBlind()
+        let key = InventoryKey.random()
+        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
+        var nodes: [TestNode] = []
+        for name in ["first", "second"] {
+            let node = try TestNode(name)
+            try host.allow(node)
+            try node.store.addPeer(offsite)
+            for index in 0..<5 { try node.add("\(name) \(index)") }
+            nodes.append(node)
+        }
+        func push(_ node: TestNode, before: (() throws -> Void)? = nil) throws -> SyncReport {
+            try withServedPipe(host.store, for: node.nodeID) { served in
+                let filter = Renumbering(served.channel(), raise: 0)
+                filter.beforeFirstHead = before
+                let channel = BlindPeerChannel(
+                    remote: filter, store: node.store, key: key, peer: offsite, logger: quietLogger)
+                return try SyncClient(store: node.store, logger: quietLogger).push(
+                    over: channel, serverNodeID: host.nodeID, peerName: offsite.name)
+            }
+        }
+
+        #expect(throws: BlindError.concurrentWrite(peer: "offsite")) {
+            _ = try push(nodes[1]) { _ = try push(nodes[0]) }
+        }
+        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 5)
+        #expect(try push(nodes[1]).peerCounts.inserted == 5)
+        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 10)
+
+        let restored = try Self.restore(from: host, key: key, peer: offsite)
+        #expect(try restored.snapshot().count == 10)
+    }
+
+    /// A new node with only `key`, and everything it pulled from the blind store `host`; the
+    /// pull must find nothing wrong (the sealed head names exactly what the store holds).
+    static func restore(from host: TestNode, key: InventoryKey, peer: Peer) throws -> TestNode {
+        let restored = try TestNode("restored")
+        try host.allow(restored)
+        try restored.store.addPeer(peer)
+        try withServedPipe(host.store, for: restored.nodeID) { served in
+            let channel = BlindPeerChannel(
+                remote: served.channel(), store: restored.store, key: key, peer: peer, logger: quietLogger)
+            _ = try SyncClient(store: restored.store, logger: quietLogger).pull(
+                over: channel, serverNodeID: host.nodeID, peerName: peer.name)
+            #expect(channel.findings.isEmpty)
+        }
+        return restored
     }
 }

@@ -1,9 +1,62 @@
+import ArgumentParser
 import Foundation
 import HPSyncCrypto
 import HPSyncEngine
 import HPSyncModel
 import HPSyncStore
 import Logging
+
+/// `hp-sync pull PEER`: receive the peer's changes.
+struct PullCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull", abstract: "Receive a peer's changes (items, images, deletions) into this store.",
+        discussion: """
+            Only one pull, push or sync runs per store at a time; another exits at once with code 79. \
+            A pull that would delete most of this store is refused with code 80 before anything is \
+            applied. See `hp-sync exit-codes`.
+            """)
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var sync: SyncCommandOptions
+
+    func run() throws {
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
+            try runner.print([try runner.pull()])
+        }
+    }
+}
+
+/// `hp-sync push PEER`: send local changes to a peer that allows this node to write.
+struct PushCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push", abstract: "Send this store's changes to a peer (needs read-write permission there).")
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var sync: SyncCommandOptions
+
+    func run() throws {
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: false) { runner in
+            try runner.print([try runner.push()])
+        }
+    }
+}
+
+/// `hp-sync sync PEER`: pull, then push, so both stores end up with the same inventory.
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Pull from a peer, then push to it: both stores converge.")
+
+    @OptionGroup var options: StoreOptions
+    @OptionGroup var sync: SyncCommandOptions
+
+    func run() throws {
+        try SyncRunner.run(storeOptions: options, syncOptions: sync, pulls: true) { runner in
+            let pulled = try runner.pull()
+            let pushed = try runner.push()
+            try runner.print([pulled, pushed])
+        }
+    }
+}
 
 /// Sets up the client sessions of one `pull`, `push` or `sync` from the command line: holds the
 /// store's lock for the whole run, resolves the peer, and hands the rest to the engine's
