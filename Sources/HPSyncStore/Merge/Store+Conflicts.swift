@@ -8,7 +8,7 @@ extension Store {
     /// Sets `field` of `key` to the losing value of its open conflict made at `losing`.
     /// Throws `unknownKey` when no such conflict is open (resolved meanwhile, say), and
     /// `missingImageFile` for a photo whose bytes this store does not hold.
-    public func takeLosingValue(_ key: ItemKey, field: ItemField, losing: Version) throws -> Item {
+    package func takeLosingValue(_ key: ItemKey, field: ItemField, losing: Version) throws -> Item {
         guard
             let conflict = try mergeState(key)?.conflicts.first(where: {
                 $0.field == field && $0.losingVersion == losing

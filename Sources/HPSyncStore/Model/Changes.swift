@@ -49,7 +49,8 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var lastSeq: Int64
     public var peers: Int
     /// Open conflicts of live items: values that lost a clash, until an edit resolves them.
-    public var conflicts: Int
+    /// `package` as the conflicts API is (`Store.conflicts()`): the CLI and the web app read it.
+    package var conflicts: Int
 }
 
 /// A new item, as the CLI or an API caller describes it.
