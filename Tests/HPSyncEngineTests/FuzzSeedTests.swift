@@ -49,6 +49,9 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
                 return recorder
             })
         try b.add("From b", image: jpeg(2, size: 500))
+        // A clash (version 5, Protocol.md 5.9): both rename the couch, b also sets its value.
+        _ = try a.store.edit(couch.key, ItemEdit(name: "Couch of a"))
+        _ = try b.store.edit(couch.key, ItemEdit(name: "Couch of b", valueInDollars: 700))
         try Sync.push(
             b, to: a,
             wrap: { stream in
@@ -56,7 +59,20 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
                 recorders.append(("push", recorder))
                 return recorder
             })
-        #expect(recorders.count == 2)
+        // A new node pulls the joined state: records with candidates and an open conflict.
+        let c = try TestNode("c")
+        try a.allow(c)
+        try c.allow(a)
+        try Sync.pull(
+            c, from: a,
+            clientStream: { stream in
+                let recorder = RecordingStream(stream)
+                recorders.append(("clash", recorder))
+                return recorder
+            })
+        #expect(try a.store.conflictCount() == 1)
+        #expect(try c.store.conflictCount() == 1)
+        #expect(recorders.count == 3)
         for (_, recorder) in recorders {
             #expect(!recorder.received.withLock { $0 }.isEmpty)
         }
