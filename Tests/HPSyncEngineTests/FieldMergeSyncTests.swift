@@ -35,6 +35,20 @@ import Testing
         return (laptop, desktop, clock)
     }
 
+    /// Both set the guitar's photo, the laptop first (`jpeg(1)`, which loses), then sync both ways.
+    func photoClash() throws -> (TestNode, TestNode, TestClock, Item) {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar")
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        try laptop.setImage(guitar.key, jpeg(1))
+        clock.advance(milliseconds: 10)
+        try desktop.setImage(guitar.key, jpeg(2))
+        try Sync.pull(laptop, from: desktop)
+        try Sync.pull(desktop, from: laptop)
+        return (laptop, desktop, clock, guitar)
+    }
+
     @Test(arguments: Transport.allCases) func theGuitarKeepsBothEdits(_ transport: Transport) throws {
         let (laptop, desktop, clock) = try pair()
         let guitar = try laptop.add("Guitar", value: 0)
@@ -176,15 +190,7 @@ import Testing
     /// A photo clash: the node whose photo lost keeps its bytes for the Conflicts page, and
     /// taking it back is an edit that every node then follows.
     @Test func aLosingPhotoIsKeptAndCanBeTakenBack() throws {
-        let (laptop, desktop, clock) = try pair()
-        let guitar = try laptop.add("Guitar")
-        try Sync.pull(desktop, from: laptop)
-        clock.advance(milliseconds: 10)
-        try laptop.setImage(guitar.key, jpeg(1))
-        clock.advance(milliseconds: 10)
-        try desktop.setImage(guitar.key, jpeg(2))
-        try Sync.pull(laptop, from: desktop)
-        try Sync.pull(desktop, from: laptop)
+        let (laptop, desktop, clock, guitar) = try photoClash()
         let first = SHA256.hash(jpeg(1))
         for node in [laptop, desktop] {
             #expect(try node.store.item(guitar.key)?.image?.digest == SHA256.hash(jpeg(2)))
@@ -203,5 +209,29 @@ import Testing
             #expect(node.imageBytes(guitar.key) == jpeg(1))
             #expect(try node.store.verify(repair: false).isClean)
         }
+    }
+
+    /// `verify` checks the losing photo a node keeps: damaged, it is a problem that a live photo
+    /// with the same digest heals; a node that never held those bytes has nothing to check.
+    @Test func verifyChecksTheKeptLosingPhoto() throws {
+        let (laptop, desktop, _, _) = try photoClash()
+        let first = SHA256.hash(jpeg(1))
+        let kept = try #require(try laptop.store.conflictPhotoFile(first))
+        #expect(try laptop.store.verify(repair: false).isClean)
+        #expect(try desktop.store.verify(repair: false).isClean)
+
+        try Data(repeating: 0, count: 3000).write(to: kept)
+        let found = try laptop.store.verify(repair: false)
+        #expect(found.mismatchedConflictPhotos == ["trash/\(first.hex)"])
+        #expect(found.problems.contains { $0.contains("lost a clash") })
+        #expect(try laptop.store.conflictPhotoFile(first) == nil, "damaged bytes are not shown")
+        #expect(try laptop.store.verify(repair: true).mismatchedConflictPhotos.count == 1, "no copy to heal from")
+
+        let amp = try laptop.add("Amp")
+        try laptop.setImage(amp.key, jpeg(1))
+        let repaired = try laptop.store.verify(repair: true)
+        #expect(repaired.isClean)
+        #expect(repaired.repaired.contains { $0.contains("lost a clash") })
+        #expect(Array(try Data(contentsOf: kept)) == jpeg(1))
     }
 }
