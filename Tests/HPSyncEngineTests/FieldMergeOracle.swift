@@ -14,12 +14,24 @@ struct FieldMergeOracle {
         var content: FieldContent
         var version: Version
         var base: Version?
+        /// The real time (test milliseconds) when it was made.
+        var madeAt: UInt64
     }
 
+    struct Deletion: Hashable {
+        var version: Version
+        var madeAt: UInt64
+        /// A node's gc dropped its tombstone: a stamp from the future then stays (as that
+        /// node's horizon), no `clock reset` restamps it.
+        var collected = false
+    }
+
+    /// The real time now: each edit and deletion recorded is made at it.
+    var now: UInt64 = 0
     /// Per key, every field edit made.
     private(set) var edits: [ItemKey: [Edit]] = [:]
     /// Per key, every deletion made.
-    private(set) var deletions: [ItemKey: [Version]] = [:]
+    private(set) var deletions: [ItemKey: [Deletion]] = [:]
 
     /// A local change that set `fields` to `item`'s values at `item.version`, on a node whose
     /// state of the key was `before` (nil: the node had no row for it).
@@ -28,12 +40,24 @@ struct FieldMergeOracle {
             edits[item.key, default: []].append(
                 Edit(
                     field: field, content: Self.content(of: field, in: item), version: item.version,
-                    base: before.flatMap { Self.version(of: field, in: $0) }))
+                    base: before.flatMap { Self.version(of: field, in: $0) }, madeAt: now))
         }
     }
 
     mutating func delete(_ key: ItemKey, at version: Version) {
-        deletions[key, default: []].append(version)
+        deletions[key, default: []].append(Deletion(version: version, madeAt: now))
+    }
+
+    /// A node's gc dropped the tombstone of `key` at `version`.
+    mutating func collect(_ key: ItemKey, at version: Version) {
+        for index in deletions[key]?.indices ?? [].indices where deletions[key]![index].version == version {
+            deletions[key]![index].collected = true
+        }
+    }
+
+    /// Whether a deletion of `key` was made at `version`.
+    func deleted(_ key: ItemKey, at version: Version) -> Bool {
+        deletions[key]?.contains { $0.version == version } == true
     }
 
     /// A version `clock reset` wrote: a whole record (every field, its base unknown) or a
@@ -46,14 +70,18 @@ struct FieldMergeOracle {
         }
     }
 
-    /// The items and open conflicts every node must hold, leaving out the versions stamped
-    /// after `limit` milliseconds (those `clock reset` restamped).
-    func expected(stampedUpTo limit: UInt64) -> (items: [Item], conflicts: Set<FieldConflict>) {
+    /// The items and open conflicts every node must hold, leaving out the versions stamped more
+    /// than `ahead` milliseconds after the real time they were made at (those `clock reset`
+    /// restamped).
+    func expected(stampedAtMost ahead: UInt64) -> (items: [Item], conflicts: Set<FieldConflict>) {
         var items: [Item] = []
         var conflicts = Set<FieldConflict>()
         for key in Set(edits.keys).union(deletions.keys).sorted() {
-            let kept = (edits[key] ?? []).filter { $0.version.stamp.milliseconds <= limit }
-            let deletion = (deletions[key] ?? []).filter { $0.stamp.milliseconds <= limit }.max()
+            let kept = (edits[key] ?? []).filter { $0.version.stamp.milliseconds <= $0.madeAt + ahead }
+            let deletion = (deletions[key] ?? []).filter {
+                $0.collected || $0.version.stamp.milliseconds <= $0.madeAt + ahead
+            }
+            .map(\.version).max()
             var winners: [ItemField: Edit] = [:]
             var losers: [Edit] = []
             for field in ItemField.allCases {
