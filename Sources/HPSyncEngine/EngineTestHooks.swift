@@ -10,4 +10,6 @@ struct EngineTestHooks: Sendable {
     var pageSize = ProtocolLimits.manifestPageSize
     /// The highest protocol version a client offers (an older client).
     var maxVersion = ProtocolLimits.maxVersion
+    /// How long a blind store's second writer waits for the first before ERROR_BUSY.
+    var blindWriterWait = BlindServerSession.writerWait
 }

@@ -22,6 +22,9 @@ import Testing
         private(set) var lists = 0
         /// Runs once, before the first BlindSetHead goes out (another writer's turn).
         var beforeFirstHead: (() throws -> Void)?
+        /// Runs once, before the second BlindSetHead (the push has written: it holds the lock).
+        var beforeSecondHead: (() throws -> Void)?
+        private var heads = 0
 
         init(_ base: any MessageChannel, raise: Int64) {
             self.base = base
@@ -30,9 +33,10 @@ import Testing
 
         func send(_ message: Message) throws {
             if case .blindList = message { lists += 1 }
-            if case .blindSetHead = message, let run = beforeFirstHead {
-                beforeFirstHead = nil
-                try run()
+            if case .blindSetHead = message {
+                heads += 1
+                if heads == 1, let run = beforeFirstHead { try run() }
+                if heads == 2, let run = beforeSecondHead { try run() }
             }
             try base.send(message)
         }
@@ -100,6 +104,51 @@ import Testing
     /// refused, the push stops with `concurrentWrite` having stored nothing, and run again it
     /// lands beside the first node's entries, with a head a restore checks.
     @Test func aPushThatLosesTheHeadToAnotherWriterStopsAndLandsWhenRunAgain() throws {
+        let (host, key, offsite, nodes) = try Self.twoWriters()
+        func push(_ node: TestNode, before: (() throws -> Void)? = nil) throws -> SyncReport {
+            try Self.push(node, to: host, key: key, peer: offsite) { $0.beforeFirstHead = before }
+        }
+
+        #expect(throws: BlindError.concurrentWrite(peer: "offsite")) {
+            _ = try push(nodes[1]) { _ = try push(nodes[0]) }
+        }
+        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 5)
+        #expect(try push(nodes[1]).peerCounts.inserted == 5)
+        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 10)
+
+        let restored = try Self.restore(from: host, key: key, peer: offsite)
+        #expect(try restored.snapshot().count == 10)
+    }
+
+    /// A blind store takes one writer at a time: a node that pushes while another's push holds
+    /// the store (between its open head and its sealed one) waits, then is told ERROR_BUSY and
+    /// stores nothing; the first push lands, and the second, run again, lands beside it.
+    @Test func aSecondWriterWaitsThenIsToldBusyAndRunAgainLands() throws {
+        let (host, key, offsite, nodes) = try Self.twoWriters()
+        var hooks = EngineTestHooks()
+        hooks.blindWriterWait = .milliseconds(200)
+        func push(_ node: TestNode, whileHolding other: (() throws -> Void)? = nil) throws -> SyncReport {
+            try Self.push(node, to: host, key: key, peer: offsite, hooks: hooks) { $0.beforeSecondHead = other }
+        }
+
+        var refusal: (any Error)?
+        var storedMeanwhile = -1
+        let meanwhile: () throws -> Void = {
+            do { _ = try push(nodes[1]) } catch { refusal = error }
+            storedMeanwhile = try host.store.blindEntries(after: 0, limit: 100).entries.count
+        }
+        let first = try push(nodes[0], whileHolding: meanwhile)
+        #expect(storedMeanwhile == 5, "only the first node's entries while it holds the store")
+        #expect("\(refusal.map { "\($0)" } ?? "no error")".contains("another node is writing to this blind store"))
+        #expect(first.peerCounts.inserted == 5)
+        #expect(try push(nodes[1]).peerCounts.inserted == 5)
+        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 10)
+        #expect(try Self.restore(from: host, key: key, peer: offsite).snapshot().count == 10)
+    }
+
+    /// A blind store and two trusted nodes of one inventory, five items each, both allowed to
+    /// write to it as their peer "offsite".
+    static func twoWriters() throws -> (host: TestNode, key: InventoryKey, offsite: Peer, nodes: [TestNode]) {
         let host = try TestNode("host")
         try host.store.makeBlind()
         let key = InventoryKey.random()
@@ -112,26 +161,24 @@ import Testing
             for index in 0..<5 { try node.add("\(name) \(index)") }
             nodes.append(node)
         }
-        func push(_ node: TestNode, before: (() throws -> Void)? = nil) throws -> SyncReport {
-            try withServedPipe(host.store, for: node.nodeID) { served in
-                let filter = Renumbering(served.channel(), raise: 0)
-                filter.beforeFirstHead = before
-                let channel = BlindPeerChannel(
-                    remote: filter, store: node.store, key: key, peer: offsite, logger: quietLogger)
-                return try SyncClient(store: node.store, logger: quietLogger).push(
-                    over: channel, serverNodeID: host.nodeID, peerName: offsite.name)
-            }
-        }
+        return (host, key, offsite, nodes)
+    }
 
-        #expect(throws: BlindError.concurrentWrite(peer: "offsite")) {
-            _ = try push(nodes[1]) { _ = try push(nodes[0]) }
+    /// `node` pushes to the blind store `host` (its server made with `hooks`) through a
+    /// `Renumbering` filter that `configure` sets up.
+    static func push(
+        _ node: TestNode, to host: TestNode, key: InventoryKey, peer: Peer, hooks: EngineTestHooks = EngineTestHooks(),
+        configure: (Renumbering) -> Void
+    ) throws -> SyncReport {
+        try withServedPipe(
+            host.store, for: node.nodeID, session: { ServerSession(store: $0, logger: quietLogger, testHooks: hooks) }
+        ) { served in
+            let filter = Renumbering(served.channel(), raise: 0)
+            configure(filter)
+            let channel = BlindPeerChannel(remote: filter, store: node.store, key: key, peer: peer, logger: quietLogger)
+            return try SyncClient(store: node.store, logger: quietLogger).push(
+                over: channel, serverNodeID: host.nodeID, peerName: peer.name)
         }
-        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 5)
-        #expect(try push(nodes[1]).peerCounts.inserted == 5)
-        #expect(try host.store.blindEntries(after: 0, limit: 100).entries.count == 10)
-
-        let restored = try Self.restore(from: host, key: key, peer: offsite)
-        #expect(try restored.snapshot().count == 10)
     }
 
     /// A new node with only `key`, and everything it pulled from the blind store `host`; the

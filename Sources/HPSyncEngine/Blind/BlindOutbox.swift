@@ -3,18 +3,19 @@ import HPSyncModel
 import HPSyncProtocol
 
 /// The frames a locally played peer has for the session to receive, in order. A photo is queued
-/// as a promise: when its turn comes, it is fetched and opened into a temporary file, and only
-/// then announced (ImageHeader) and streamed from it, so no unchecked byte reaches the sink and
-/// no photo is held whole in memory. One that cannot be had is announced missing.
+/// as a promise: when its turn comes, it is fetched and opened (`OpenedPhoto`: in memory within
+/// a budget, else in a temporary file), and only then announced (ImageHeader) and streamed, so no
+/// unchecked byte reaches the sink. One that cannot be had is announced missing.
 final class BlindOutbox {
     private enum Entry {
         case frame(IncomingFrame)
-        case photo(key: ItemKey, image: ImageRef, open: () throws -> URL, failed: (any Error) -> Void)
+        case photo(key: ItemKey, image: ImageRef, open: () throws -> OpenedPhoto, failed: (any Error) -> Void)
     }
 
     private var entries: [Entry] = []
     private var head = 0
-    private var streaming: (handle: FileHandle, url: URL, left: Int64)?
+    /// The photo being streamed: what is left of it, from its bytes at `offset` or its file.
+    private var streaming: (photo: OpenedPhoto, handle: FileHandle?, offset: Int, left: Int64)?
 
     func message(_ message: Message) { entries.append(.frame(.message(message))) }
 
@@ -23,7 +24,8 @@ final class BlindOutbox {
     }
 
     func photo(
-        key: ItemKey, image: ImageRef, open: @escaping () throws -> URL, failed: @escaping (any Error) -> Void
+        key: ItemKey, image: ImageRef, open: @escaping () throws -> OpenedPhoto,
+        failed: @escaping (any Error) -> Void
     ) {
         entries.append(.photo(key: key, image: image, open: open, failed: failed))
     }
@@ -32,14 +34,22 @@ final class BlindOutbox {
     func next() throws -> IncomingFrame? {
         if let current = streaming {
             let count = Int(min(Int64(ProtocolLimits.chunkSize), current.left))
-            let bytes = try current.handle.read(upToCount: count) ?? Data()
-            guard bytes.count == count else {
-                finishStreaming()
-                throw CocoaError(.fileReadCorruptFile)
+            let chunk: [UInt8]
+            switch current.photo.storage {
+            case .bytes(let bytes) where current.offset == 0 && count == bytes.count: chunk = bytes
+            case .bytes(let bytes): chunk = Array(bytes[current.offset..<current.offset + count])
+            case .file:
+                let read = try current.handle?.read(upToCount: count) ?? Data()
+                guard read.count == count else {
+                    finishStreaming()
+                    throw CocoaError(.fileReadCorruptFile)
+                }
+                chunk = Array(read)
             }
+            streaming?.offset += count
             streaming?.left -= Int64(count)
             if streaming!.left == 0 { finishStreaming() }
-            return .imageChunk(Array(bytes))
+            return .imageChunk(chunk)
         }
         guard head < entries.count else { return nil }
         let entry = entries[head]
@@ -52,13 +62,11 @@ final class BlindOutbox {
         case .frame(let frame): return frame
         case .photo(let key, let image, let open, let failed):
             do {
-                let url = try open()
-                let handle = try FileHandle(forReadingFrom: url)
+                let photo = try open()
                 if image.size > 0 {
-                    streaming = (handle, url, image.size)
-                } else {
-                    try? handle.close()
-                    try? FileManager.default.removeItem(at: url)
+                    var handle: FileHandle?
+                    if case .file(let url) = photo.storage { handle = try FileHandle(forReadingFrom: url) }
+                    streaming = (photo, handle, 0, image.size)
                 }
                 return .message(.imageHeader(ImageHeaderMessage(key: key, digest: image.digest, size: image.size)))
             } catch {
@@ -74,8 +82,7 @@ final class BlindOutbox {
 
     private func finishStreaming() {
         guard let current = streaming else { return }
-        try? current.handle.close()
-        try? FileManager.default.removeItem(at: current.url)
+        try? current.handle?.close()
         streaming = nil
     }
 }

@@ -17,6 +17,7 @@ final class BlindServerSession {
     /// Held from the session's first write to its end: one writer at a time per store, so a
     /// writer's listing, puts and head stay one story (other readers see an open head meanwhile).
     private var holdsWriterLock = false
+    private let writerWait: Duration
     /// Photos uploaded since the last commit: made durable and renamed before the next
     /// BlindPut (or the end of the session), the folder fsynced once for all of them.
     private var uploads: [SealedPhotoUpload] = []
@@ -33,10 +34,14 @@ final class BlindServerSession {
     }
     private(set) var counts = Counts()
 
+    /// How long a second writer waits for the first (Protocol.md 5.8.4) before ERROR_BUSY.
+    static let writerWait = Duration.seconds(30)
+
     init(
         channel: any MessageChannel, store: Store, peer: Peer, logger: Logger,
-        shouldStop: @escaping @Sendable () -> Bool
+        shouldStop: @escaping @Sendable () -> Bool, writerWait: Duration = writerWait
     ) {
+        self.writerWait = writerWait
         self.channel = channel
         self.store = store
         self.peer = peer
@@ -194,7 +199,7 @@ final class BlindServerSession {
             throw ServerRefusal(error: error)
         }
         guard !holdsWriterLock else { return }
-        guard Self.writers.lock(store.directory.path, waiting: .seconds(30)) else {
+        guard Self.writers.lock(store.directory.path, waiting: writerWait) else {
             let error = PeerErrorMessage(
                 code: .busy, message: "another node is writing to this blind store; sync again in a minute")
             try? channel.send(.error(error))
@@ -211,7 +216,8 @@ final class BlindServerSession {
         private var held: Set<String> = []
 
         func lock(_ path: String, waiting: Duration) -> Bool {
-            let deadline = Date().addingTimeInterval(Double(waiting.components.seconds))
+            let (seconds, attoseconds) = waiting.components
+            let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
             condition.lock()
             defer { condition.unlock() }
             while held.contains(path) {

@@ -29,13 +29,23 @@ final class BlindSource {
     /// Photos asked of the blind store whose answers are not read yet, oldest first: the store
     /// answers in that order, so they are read before any other request is sent.
     private var asked: [PhotoTicket] = []
+    /// Opened photos waiting in memory for the sink: a page's worth at M (2,000 photos of
+    /// ~200 KB over 100 pages), so a restore's memory stays near a plain pull's.
+    private let photoBudget = OpenedPhoto.Budget(bytes: 8 << 20)
 
     /// A photo asked for: its answer, once read.
     private final class PhotoTicket {
         let fetch: BlindPhotoFetch
-        var opened: Result<URL, any Error>?
+        var opened: Result<OpenedPhoto, any Error>?
 
         init(_ fetch: BlindPhotoFetch) { self.fetch = fetch }
+
+        /// The answer, handed over once: the ticket lets go of the photo (and of the memory it
+        /// holds) as the sink takes it.
+        func take() throws -> OpenedPhoto {
+            defer { opened = nil }
+            return try opened!.get()
+        }
     }
 
     init(
@@ -183,11 +193,12 @@ final class BlindSource {
         let photo = seal.photo(image)
         try remote.askPhoto(photo.id)
         let ticket = PhotoTicket(
-            BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: image))
+            BlindPhotoFetch(
+                store: store, remote: remote, keys: seal.keys, photo: photo, image: image, budget: photoBudget))
         asked.append(ticket)
         out.photo(key: key, image: image) { [self] in
             while ticket.opened == nil { readNextPhoto() }
-            return try ticket.opened!.get()
+            return try ticket.take()
         } failed: { [self] error in
             findings.append("photo of item \(key): \(error)")
             if let version = opened[key]?.version {

@@ -165,7 +165,8 @@ public final class ServerSession {
         throws
     {
         let session = BlindServerSession(
-            channel: channel, store: store, peer: peer, logger: logger, shouldStop: shouldStop)
+            channel: channel, store: store, peer: peer, logger: logger, shouldStop: shouldStop,
+            writerWait: testHooks.blindWriterWait)
         try session.run()
         let counts = session.counts
         do {
