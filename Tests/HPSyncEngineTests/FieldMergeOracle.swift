@@ -32,6 +32,14 @@ struct FieldMergeOracle {
     private(set) var edits: [ItemKey: [Edit]] = [:]
     /// Per key, every deletion made.
     private(set) var deletions: [ItemKey: [Deletion]] = [:]
+    /// Per key, the versions a `clock reset` restamped on the last node that held them: gone
+    /// from every node, so no later sync brings them back.
+    private(set) var gone: [ItemKey: Set<Version>] = [:]
+
+    /// A reset restamped `version` of `key` on the last node holding it.
+    mutating func forget(_ key: ItemKey, _ version: Version) {
+        gone[key, default: []].insert(version)
+    }
 
     /// A local change that set `fields` to `item`'s values at `item.version`, on a node whose
     /// state of the key was `before` (nil: the node had no row for it).
@@ -70,16 +78,19 @@ struct FieldMergeOracle {
         }
     }
 
-    /// The items and open conflicts every node must hold, leaving out the versions stamped more
-    /// than `ahead` milliseconds after the real time they were made at (those `clock reset`
-    /// restamped).
-    func expected(stampedAtMost ahead: UInt64) -> (items: [Item], conflicts: Set<FieldConflict>) {
+    /// The items and open conflicts every node must hold, leaving out the versions a `clock
+    /// reset` restamped: those stamped after `limit` milliseconds (the final reset restamps them
+    /// on every node) and those an earlier reset took from the last node holding them.
+    func expected(stampedUpTo limit: UInt64) -> (items: [Item], conflicts: Set<FieldConflict>) {
         var items: [Item] = []
         var conflicts = Set<FieldConflict>()
         for key in Set(edits.keys).union(deletions.keys).sorted() {
-            let kept = (edits[key] ?? []).filter { $0.version.stamp.milliseconds <= $0.madeAt + ahead }
+            let lost = gone[key] ?? []
+            let kept = (edits[key] ?? []).filter {
+                !lost.contains($0.version) && $0.version.stamp.milliseconds <= limit
+            }
             let deletion = (deletions[key] ?? []).filter {
-                $0.collected || $0.version.stamp.milliseconds <= $0.madeAt + ahead
+                !lost.contains($0.version) && ($0.collected || $0.version.stamp.milliseconds <= limit)
             }
             .map(\.version).max()
             var winners: [ItemField: Edit] = [:]
