@@ -21,23 +21,48 @@ import Testing
     /// deletes it (t+74), n1 edits k1's name (t+111, base its own add). By 5.9 the join is live
     /// (the name edit is above the deletion), with the name of n1's edit (n0's add's name as an
     /// open conflict) and every other field from n0's add (a newer version, base unknown, which
-    /// dominates n1's add). Every node ends with n1's add's value, date and photo instead.
+    /// dominates n1's add), n0's photo included. The join on n0 revives that photo, whose file
+    /// n0's delete unlinked: before the tombstone kept its photo's bytes in the trash folder,
+    /// every pull from n0 withheld the record ("its image is missing on the source") and the
+    /// other nodes kept n1's add's value, date and photo for good.
     @Test func aConcurrentAddThatWasDeletedLosesItsFieldsToAnOlderAdd() throws {
-        try withKnownIssue("the tombstone of n0's add does not bring its fields into the join (found by the property)")
-        {
-            let run = try Self.run([
-                HistoryStep(kind: .add, node: 1, peer: 0, slot: 1, parameter: 0),
-                HistoryStep(kind: .add, node: 0, peer: 0, slot: 1, parameter: 2),
-                HistoryStep(kind: .delete, node: 0, peer: 0, slot: 1, parameter: 0),
-                HistoryStep(kind: .edit, node: 1, peer: 0, slot: 1, parameter: 1),
-            ])
-            let (expected, conflicts) = run.expected
-            let item = try #require(expected.first)
-            #expect(item.valueInDollars == 2 && !item.deleted, "the oracle's answer, as 5.9 reads")
-            for node in run.nodes {
-                #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
-                #expect(Set(try node.store.conflicts()) == conflicts)
-            }
+        let run = try Self.run([
+            HistoryStep(kind: .add, node: 1, peer: 0, slot: 1, parameter: 0),
+            HistoryStep(kind: .add, node: 0, peer: 0, slot: 1, parameter: 2),
+            HistoryStep(kind: .delete, node: 0, peer: 0, slot: 1, parameter: 0),
+            HistoryStep(kind: .edit, node: 1, peer: 0, slot: 1, parameter: 1),
+        ])
+        let (expected, conflicts) = run.expected
+        let item = try #require(expected.first)
+        #expect(item.valueInDollars == 2 && !item.deleted, "the oracle's answer, as 5.9 reads")
+        for node in run.nodes {
+            #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
+            #expect(Set(try node.store.conflicts()) == conflicts)
+            #expect(try node.store.verify(repair: false).isClean, "\(node.name): the revived photo's file is in place")
+        }
+    }
+
+    /// n0 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n0 edits k0's
+    /// name (later). n1's push brings n0 a tombstone that keeps photo 1, and the join revives k0
+    /// on n0 with n0's name and n1's photo, whose bytes n0 never had. Before the sink fetched a
+    /// tombstone's revived photo with the page's images, n0 applied it missing and, never
+    /// pulling in the final round (it is the hub), withheld k0 from every pull for good.
+    @Test func aTombstonePushedToAHubRevivesWithItsPhoto() throws {
+        let run = try Self.run([
+            HistoryStep(kind: .add, node: 0, peer: 0, slot: 0, parameter: 0),
+            HistoryStep(kind: .pull, node: 1, peer: 0, slot: 0, parameter: 100),
+            HistoryStep(kind: .setImage, node: 1, peer: 0, slot: 0, parameter: 1),
+            HistoryStep(kind: .delete, node: 1, peer: 0, slot: 0, parameter: 0),
+            HistoryStep(kind: .edit, node: 0, peer: 0, slot: 0, parameter: 1),
+        ])
+        let (expected, conflicts) = run.expected
+        let item = try #require(expected.first)
+        #expect(!item.deleted && item.image != nil, "the oracle's answer, as 5.9 reads")
+        for node in run.nodes {
+            #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
+            #expect(Set(try node.store.conflicts()) == conflicts)
+            #expect(try node.store.verify(repair: false).isClean, "\(node.name): the revived photo's file is in place")
+            #expect(node.imageBytes(item.key) == run.imagesByDigest[item.image!.digest], "\(node.name)")
         }
     }
 }

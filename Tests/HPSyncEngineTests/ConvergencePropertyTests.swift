@@ -131,6 +131,10 @@ final class HistoryRun {
     var reconciledDeletions = 0
     /// Every GC horizon stamp each node has held: a reconciliation's tombstone is stamped with one.
     var horizons: [Set<VersionStamp>]
+    /// Each node's highest horizon from a `gc --force`, and the live items the final check found
+    /// missing on a node below it (`check`).
+    var forcedHorizons: [VersionStamp]
+    var refusedBelowForcedHorizon = 0
 
     init(_ history: History) throws {
         self.history = history
@@ -150,6 +154,7 @@ final class HistoryRun {
         self.clocks = clocks
         jumps = Array(repeating: 0, count: history.nodeCount)
         horizons = Array(repeating: [], count: history.nodeCount)
+        forcedHorizons = Array(repeating: .zero, count: history.nodeCount)
         log.append("\(history)")
     }
 
@@ -366,7 +371,10 @@ final class HistoryRun {
         #expect(outcome.dropped == going.count)
         for tombstone in going { oracle.collect(tombstone.key, at: tombstone.version) }
         gcRuns += 1
-        if force { forcedGCs += 1 }
+        if force {
+            forcedGCs += 1
+            forcedHorizons[index] = max(forcedHorizons[index], outcome.horizon.stamp)
+        }
         tombstonesDropped += outcome.dropped
         if outcome.horizon.isSet { horizons[index].insert(outcome.horizon.stamp) }
         log.append(
@@ -470,25 +478,37 @@ final class HistoryRun {
             let rows = Dictionary(uniqueKeysWithValues: try node.snapshot().map { ($0.key, $0) })
             var expected: [Item] = []
             var excused: Set<ItemKey> = []
+            // `gc --force` is the user's word that no peer still holds a version below the
+            // horizon (README, Protocol.md 6): a live item stamped below it that the node had
+            // no row for is refused there for good, and a full reconciliation from there
+            // deletes it on its sinks. Only forced runs: the safe rule must lose nothing.
+            let forcedHorizon = forcedHorizons.max() ?? .zero
+            var refused: Set<ItemKey> = []
             for item in allExpected {
                 if item.deleted, item.version.stamp <= highestHorizon, rows[item.key] != item,
                     rows[item.key].map({ $0.deleted && oracle.deleted(item.key, at: $0.version) }) ?? true
                 {
                     excused.insert(item.key)
+                } else if !item.deleted, item.version.stamp < forcedHorizon,
+                    rows[item.key].map({ $0.deleted && $0.version.stamp <= forcedHorizon }) ?? true
+                {
+                    refused.insert(item.key)
+                    refusedBelowForcedHorizon += 1
                 } else {
                     expected.append(item)
                 }
             }
-            collected.formUnion(excused)
+            collected.formUnion(excused.union(refused))
             let snapshot = rows.values.filter { !excused.contains($0.key) }.sorted { $0.key < $1.key }
             let nodeConflicts = Set(try node.store.conflicts())
+            let expectedConflicts = expectedConflicts.filter { !refused.contains($0.key) }
             if snapshot != expected || nodeConflicts != expectedConflicts { divergent += 1 }
             #expect(snapshot == expected, "n\(index) differs from the merge rule's winners:\n  \(transcript)")
             #expect(
                 nodeConflicts == expectedConflicts,
                 "n\(index) lists other conflicts than the merge rule's:\n  \(transcript)")
             #expect(try node.store.verify(repair: false).isClean, "n\(index) not clean:\n  \(transcript)")
-            for item in allExpected {
+            for item in allExpected where !refused.contains(item.key) {
                 let bytes = node.imageBytes(item.key)
                 let want = item.deleted ? nil : item.image.flatMap { imagesByDigest[$0.digest] }
                 #expect(bytes == want, "n\(index) image of \(item.key) is wrong:\n  \(transcript)")
@@ -529,9 +549,9 @@ let convergenceStats = Locked<
     (
         histories: Int, steps: Int, cuts: Int, skipped: Int, jumps: Int, resets: Int, restamps: Int, divergent: Int,
         conflicts: Int, gcRuns: Int, forcedGCs: Int, gcRefused: Int, dropped: Int, reconciliations: Int,
-        reconciled: Int
+        reconciled: Int, refusedBelowForcedHorizon: Int
     )
->((0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+>((0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 let convergenceStarted = Date()
 let convergenceShardsFinished = Locked(0)
 
@@ -572,6 +592,7 @@ let convergenceShardsFinished = Locked(0)
                 $0.dropped += run.tombstonesDropped
                 $0.reconciliations += run.reconciliations
                 $0.reconciled += run.reconciledDeletions
+                $0.refusedBelowForcedHorizon += run.refusedBelowForcedHorizon
                 checked = $0.histories
             }
             if checked % progressInterval == 0 { printConvergenceStats("progress") }
@@ -600,7 +621,8 @@ func printConvergenceStats(_ label: String, shardSeconds: Double? = nil) {
         + "\(stats.jumps) clock jumps, \(stats.resets) clock resets (\(stats.restamps) versions restamped), "
         + "\(stats.gcRuns) gc runs (\(stats.forcedGCs) forced, \(stats.gcRefused) more refused), "
         + "\(stats.dropped) tombstones dropped, \(stats.reconciliations) full reconciliations "
-        + "(\(stats.reconciled) items deleted), "
+        + "(\(stats.reconciled) items deleted), \(stats.refusedBelowForcedHorizon) live items refused below "
+        + "a forced gc's horizon, "
         + "\(stats.conflicts) open conflicts at the end, \(stats.divergent) divergent nodes"
     if stats.skipped > 0 { line += ", \(stats.skipped) skipped after the HP_SYNC_HISTORY_SECONDS budget" }
     if let shardSeconds { line += ", shard \(String(format: "%.1f", shardSeconds)) s" }

@@ -40,8 +40,8 @@ extension SinkStateMachine {
     /// has the same bytes (no bytes move), else bytes fetched from the source once per digest.
     mutating func planImages(_ work: inout PageWork) -> Action {
         var lookUp: [SHA256Digest] = []
-        for item in work.winners where !item.deleted {
-            guard let image = item.image else { continue }
+        for item in work.winners {
+            guard let image = work.photo(of: item) else { continue }
             guard image.size <= configuration.maxImageBytes else {
                 return .fail(
                     SyncError.imageTooLarge(
@@ -64,7 +64,7 @@ extension SinkStateMachine {
         var wanted: [ImageWanted] = []
         var fetchedDigests = Set<SHA256Digest>()
         for item in work.lookingUp {
-            guard let digest = item.image?.digest else { continue }
+            guard let digest = work.photo(of: item)?.digest else { continue }
             if let file = files[digest] {
                 work.images[item.key] = .localCopy(file)
             } else {
@@ -117,7 +117,7 @@ extension SinkStateMachine {
         }
         var copies: [LocalCopy] = []
         for item in work.winners {
-            guard case .localCopy(let file) = work.images[item.key], let image = item.image else { continue }
+            guard case .localCopy(let file) = work.images[item.key], let image = work.photo(of: item) else { continue }
             copies.append(LocalCopy(key: item.key, file: file, image: image))
         }
         guard !copies.isEmpty else { return assemble(&work, copies: [:]) }
@@ -127,7 +127,7 @@ extension SinkStateMachine {
     /// Gives each winning record the image it names.
     private mutating func assemble(_ work: inout PageWork, copies: [ItemKey: StagedImage]) -> Action {
         for item in work.winners {
-            guard !item.deleted, let image = item.image, let source = work.images[item.key] else {
+            guard let image = work.photo(of: item), let source = work.images[item.key] else {
                 work.incoming.append(incomingRecord(item, nil))
                 continue
             }
@@ -143,6 +143,10 @@ extension SinkStateMachine {
             case .fetched:
                 if let staged = work.fetched[image.digest] {
                     work.incoming.append(incomingRecord(item, staged))
+                } else if item.deleted {
+                    // A tombstone's kept photo the source no longer has: the join applies with
+                    // the image missing, healed by digest (Protocol.md 5.9 "A tombstone's photo").
+                    work.incoming.append(incomingRecord(item, nil))
                 } else {
                     // The source no longer has these bytes (changed meanwhile, or lost). The
                     // record is not applied without its image, and the checkpoint stays before

@@ -92,6 +92,8 @@ struct RemoteApply {
             let update = try RawStatement(db, sql: ItemRecord.update)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
             var trashInsertion = TrashInsertion(db, images: images, trash: store.trashDirectory)
+            let trashed = store.trashImages
+            var restoredFromTrash = false
             var fullCache = false
             // Journal rows live from an image's commit to its rename (or until a crash is rolled
             // forward): most batches find none, and then look up only the keys they journal
@@ -157,6 +159,12 @@ struct RemoteApply {
                         trashInsertion.addImage(
                             source: store.images.tempPath(temp), ref: theirs)
                     }
+                    // A tombstone keeps the live photo it deletes for a revival (as a local delete).
+                    if item.deleted, !local.deleted, let mine = local.imageRef,
+                        joined.photo.candidates.contains(where: { $0.value == mine })
+                    {
+                        trashInsertion.addImage(source: store.images.finalPath(key), ref: mine)
+                    }
                 } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
@@ -167,7 +175,8 @@ struct RemoteApply {
                 }
                 if !item.deleted, let ref = item.image {
                     // A join may keep the store's photo while the record brought another.
-                    if let temp = linked[index], record.item.image == ref {
+                    // (A tombstone's record may bring the photo its join revives, Protocol.md 5.9.)
+                    if let temp = linked[index], record.image?.ref == ref {
                         if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }
                         journaledKeys.insert(key)
                         journaledHere.append((key, temp))
@@ -175,13 +184,22 @@ struct RemoteApply {
                         result.imageBytes += ref.size
                     } else if record.imageMissing || record.joinsFields, !(localLive && local?.imageRef == ref) {
                         // A join can also bring back a photo no peer sent here (one a tombstone
-                        // kept): healed by digest like an import's.
-                        // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if mayBeJournaled(key), let old = try journal.drop(key: key) {
-                            supersededHere.append(old)
+                        // kept): from the trash folder's copy when this store kept one, else
+                        // healed by digest like an import's.
+                        if let temp = trashed.restore(ref, into: images) {
+                            unused.insert(temp)
+                            restoredFromTrash = true
+                            if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }
+                            journaledKeys.insert(key)
+                            journaledHere.append((key, temp))
+                        } else {
+                            // The file, if any, belongs to the version replaced here: it goes after the commit.
+                            if mayBeJournaled(key), let old = try journal.drop(key: key) {
+                                supersededHere.append(old)
+                            }
+                            try journal.rememberToHeal(key: key, now: now)
+                            missingHere.append(key)
                         }
-                        try journal.rememberToHeal(key: key, now: now)
-                        missingHere.append(key)
                     } else if !(localLive && local?.imageRef == ref) {
                         throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
                     }
@@ -206,6 +224,7 @@ struct RemoteApply {
                 }
             }
             try trashInsertion.finish()
+            if restoredFromTrash { try images.syncDirectory() }
             if let step = options.reconcile {
                 let effects = try reconcile(db, step, clock: &changeClock, now: now)
                 result.deleted += effects.deleted

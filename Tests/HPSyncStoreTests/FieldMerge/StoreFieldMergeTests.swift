@@ -121,4 +121,36 @@ struct StoreFieldMergeTests {
         #expect(revived.valueInDollars == 7)
         withExtendedLifetime(dirs) {}
     }
+
+    /// The deleted item's photo comes back with a revival, bytes and all: the delete unlinked
+    /// the live file, but the tombstone keeps the photo field, so its bytes wait in the trash
+    /// folder (a purge keeps them while the tombstone stands; once gc collects it, they go).
+    @Test func aRevivalBringsBackTheDeletedPhotosBytes() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        let photo = jpeg(5)
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", imageFile: dirs[0].file("g.jpg", photo)))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.delete([guitar.key])
+        let kept = laptop.trashDirectory.appendingPathComponent(Fixtures.ref(photo).digest.hex)
+        #expect(Fixtures.imageFiles(laptop).isEmpty, "the live file went with the delete")
+        #expect(try laptop.purgeTrash(olderThanMilliseconds: 0) == 0)
+        #expect(Fixtures.bytes(kept) == photo, "the tombstone's photo stays through a purge")
+        #expect(try laptop.verify(repair: false).isClean)
+
+        clock.advance(milliseconds: 10)
+        _ = try desktop.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        try send(guitar.key, from: desktop, to: laptop)
+        let revived = try #require(try laptop.item(guitar.key))
+        #expect(!revived.deleted && revived.valueInDollars == 7 && revived.image == Fixtures.ref(photo))
+        #expect(Fixtures.bytes(laptop.imageFileURL(for: guitar.key)) == photo, "restored from the trash copy")
+        #expect(try laptop.verify(repair: false).isClean)
+
+        _ = try laptop.delete([guitar.key])
+        clock.advance(milliseconds: 10)
+        _ = try laptop.collectGarbage(before: VersionStamp(milliseconds: clock.nowMilliseconds() + 1))
+        #expect(try laptop.item(guitar.key) == nil, "the tombstone is collected")
+        _ = try laptop.purgeTrash(olderThanMilliseconds: 0)
+        #expect(Fixtures.bytes(kept) == nil, "its photo goes with the next purge")
+        withExtendedLifetime(dirs) {}
+    }
 }
