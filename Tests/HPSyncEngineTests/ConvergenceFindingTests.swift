@@ -65,4 +65,28 @@ import Testing
             #expect(node.imageBytes(item.key) == run.imagesByDigest[item.image!.digest], "\(node.name)")
         }
     }
+
+    /// n2 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n2 edits k0's
+    /// name (later). In the final round n1's push brings the hub n0 a tombstone that keeps
+    /// photo 1 (n0 never held k0), then n2's push revives it there with that photo. Before a
+    /// sink fetched the photo a received tombstone keeps, n0 had no bytes for the revival and
+    /// withheld k0 from n2 for good.
+    @Test func aTombstoneTheHubNeverHeldKeepsItsPhotoForTheRevival() throws {
+        let run = try Self.run([
+            HistoryStep(kind: .add, node: 2, peer: 0, slot: 0, parameter: 0),
+            HistoryStep(kind: .pull, node: 1, peer: 2, slot: 0, parameter: 100),
+            HistoryStep(kind: .setImage, node: 1, peer: 0, slot: 0, parameter: 1),
+            HistoryStep(kind: .delete, node: 1, peer: 0, slot: 0, parameter: 0),
+            HistoryStep(kind: .edit, node: 2, peer: 0, slot: 0, parameter: 1),
+        ])
+        let (expected, conflicts) = run.expected
+        let item = try #require(expected.first)
+        #expect(!item.deleted && item.image != nil, "the oracle's answer, as 5.9 reads")
+        for node in run.nodes {
+            #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
+            #expect(Set(try node.store.conflicts()) == conflicts)
+            #expect(try node.store.verify(repair: false).isClean, "\(node.name): the revived photo's file is in place")
+            #expect(node.imageBytes(item.key) == run.imagesByDigest[item.image!.digest], "\(node.name)")
+        }
+    }
 }

@@ -134,6 +134,9 @@ final class HistoryRun {
     /// Each node's highest horizon from a `gc --force`, and the live items the final check found
     /// missing on a node below it (`check`).
     var forcedHorizons: [VersionStamp]
+    /// Keys a `gc --force` dropped a tombstone of that some other node did not hold as it was:
+    /// what only that tombstone kept (a deletion, an add's fields) is gone, as `--force` says.
+    var lostByForce: Set<ItemKey> = []
     var refusedBelowForcedHorizon = 0
 
     init(_ history: History) throws {
@@ -367,6 +370,14 @@ final class HistoryRun {
         }
         let limit = VersionStamp(milliseconds: UInt64(max(milliseconds, 0)))
         let going = try store.items(includeDeleted: true).filter { $0.deleted && $0.version.stamp < limit }
+        if force {
+            for tombstone in going {
+                let state = try store.mergeState(tombstone.key)
+                for other in nodes.indices where other != index {
+                    if try nodes[other].store.mergeState(tombstone.key) != state { lostByForce.insert(tombstone.key) }
+                }
+            }
+        }
         let outcome = try store.collectGarbage(before: limit)
         #expect(outcome.dropped == going.count)
         for tombstone in going { oracle.collect(tombstone.key, at: tombstone.version) }
@@ -483,8 +494,9 @@ final class HistoryRun {
             // row for is refused there for good, a full reconciliation from there deletes it on
             // its sinks, and a key re-added on the node after its tombstone went (its add
             // restamped below the horizon by a `clock reset`) is live where the model, which
-            // still knows the deletion, has it deleted. The keys whose expected version lies
-            // below a forced horizon are left out on every node. Only forced runs: the safe
+            // still knows the deletion, has it deleted; and what a forced gc dropped with a
+            // tombstone no other node held as it was is gone. The keys whose expected version
+            // lies below a forced horizon, and those, are left out where they differ. Only forced runs: the safe
             // rule must lose nothing.
             let forcedHorizon = forcedHorizons.max() ?? .zero
             var refused: Set<ItemKey> = []
@@ -493,7 +505,7 @@ final class HistoryRun {
                     rows[item.key].map({ $0.deleted && oracle.deleted(item.key, at: $0.version) }) ?? true
                 {
                     excused.insert(item.key)
-                } else if item.version.stamp < forcedHorizon, rows[item.key] != item {
+                } else if item.version.stamp < forcedHorizon || lostByForce.contains(item.key), rows[item.key] != item {
                     refused.insert(item.key)
                     refusedBelowForcedHorizon += 1
                 } else {

@@ -19,32 +19,41 @@ extension SinkStateMachine {
         return record
     }
 
-    /// Notes the winning tombstones whose join revives a live item here with a photo it does
-    /// not hold (`revivedPhoto`), so that their bytes are fetched with the page's images.
-    func noteRevivedPhotos(_ work: inout PageWork) {
+    /// Notes the photo each winning tombstone's join needs bytes of (`tombstonePhoto`), so
+    /// that they are fetched with the page's images.
+    func noteTombstonePhotos(_ work: inout PageWork) {
         guard mergesFields else { return }
         for item in work.winners where item.deleted {
-            if let photo = Self.revivedPhoto(item, local: work.local[item.key]) { work.revivedPhotos[item.key] = photo }
+            if let photo = Self.tombstonePhoto(item, local: work.local[item.key]) {
+                work.tombstonePhotos[item.key] = photo
+            }
         }
     }
 
-    /// The photo the join of tombstone `item` with the live item `local` shows when it is not
-    /// `local`'s own: the tombstone keeps a photo edit this node has not seen, and a newer edit
-    /// here keeps the item alive (Protocol.md 5.9 "A tombstone's photo"). Only a tombstone that
-    /// keeps fields can bring a photo; a live record names its own.
-    static func revivedPhoto(_ item: Item, local: Item?) -> ImageRef? {
-        guard item.deleted, let incoming = item.mergeState, let local, !local.deleted else { return nil }
-        let held = local.mergeState ?? ItemMergeState(record: local)
-        guard let joined = try? held.joined(with: incoming), !joined.isDeleted,
-            let photo = joined.photo.winner?.value, photo != local.image
+    /// The photo whose bytes the join of tombstone `item` with `local` (the store's item, if
+    /// any) needs and this store may lack (Protocol.md 5.9 "A tombstone's photo"): the photo
+    /// the join shows when a newer edit here keeps the item alive, or the photo the resulting
+    /// tombstone keeps, for a later revival. Nil when that is `local`'s live photo (the apply
+    /// keeps that file) or there is none. Only a tombstone that keeps fields has a photo; the
+    /// join is computed for tombstones only, not on the common path.
+    static func tombstonePhoto(_ item: Item, local: Item?) -> ImageRef? {
+        guard item.deleted, let incoming = item.mergeState else { return nil }
+        var joined = incoming
+        if let local {
+            guard let join = try? (local.mergeState ?? ItemMergeState(record: local)).joined(with: incoming) else {
+                return nil
+            }
+            joined = join
+        }
+        guard let photo = joined.photo.winner?.value, local.map({ $0.deleted || $0.image != photo }) ?? true
         else { return nil }
         return photo
     }
 }
 
 extension SinkStateMachine.PageWork {
-    /// The photo a winning record brings: its own, or the one its tombstone's join revives.
+    /// The photo a winning record brings: its own, or the one its tombstone's join needs.
     func photo(of item: Item) -> ImageRef? {
-        item.deleted ? revivedPhotos[item.key] : item.image
+        item.deleted ? tombstonePhotos[item.key] : item.image
     }
 }

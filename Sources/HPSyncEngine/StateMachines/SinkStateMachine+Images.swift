@@ -144,8 +144,8 @@ extension SinkStateMachine {
                 if let staged = work.fetched[image.digest] {
                     work.incoming.append(incomingRecord(item, staged))
                 } else if item.deleted {
-                    // A tombstone's kept photo the source no longer has: the join applies with
-                    // the image missing, healed by digest (Protocol.md 5.9 "A tombstone's photo").
+                    // A tombstone's photo the source does not have: the join applies without it
+                    // (a revival with the image missing, healed by digest; Protocol.md 5.9).
                     work.incoming.append(incomingRecord(item, nil))
                 } else {
                     // The source no longer has these bytes (changed meanwhile, or lost). The

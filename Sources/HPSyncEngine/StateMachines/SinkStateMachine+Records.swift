@@ -75,7 +75,7 @@ extension SinkStateMachine {
     private mutating func admitted(_ work: inout PageWork) -> Action {
         guard work.fetching else { return holdPage(&work) }
         // Files the batch in flight may unlink are no source for a copy until it is committed.
-        noteRevivedPhotos(&work)
+        noteTombstonePhotos(&work)
         let withImages = work.winners.contains { work.photo(of: $0) != nil }
         if withImages, committing.contains(where: \.mayRemoveImages) {
             work.next = .planImages

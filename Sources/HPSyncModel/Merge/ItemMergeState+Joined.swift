@@ -32,4 +32,29 @@ extension ItemMergeState {
         try result.apply(FieldEdit(settingAllOf: item), at: version)
         return result
     }
+
+    /// Whether the join of this state with the live whole record `record` is this state
+    /// unchanged: each field holds the record's own candidate (its value at the record's
+    /// version, base unknown), or a candidate that dominates it and none of that version.
+    /// (Whatever the record's candidate would dominate, the dominating one does too, so this
+    /// state, whose candidates are maximal, holds none of it.) A sink whose item is such a
+    /// record, receiving a state made from it, writes the state as received without building
+    /// its own or joining; a false answer only means "join as usual".
+    public func absorbs(wholeRecord record: Item) -> Bool {
+        guard !record.deleted, record.key == key else { return false }
+        let version = record.version
+        func absorbs<Value>(_ field: FieldState<Value>, _ value: Value) -> Bool {
+            var dominated = false
+            for candidate in field.candidates {
+                if candidate.version == version { return candidate.base == nil && candidate.value == value }
+                if !dominated {
+                    dominated = candidate.base.map { version <= $0 } ?? (version < candidate.version)
+                }
+            }
+            return dominated
+        }
+        return absorbs(name, record.name) && absorbs(serialNumber, record.serialNumber)
+            && absorbs(valueInDollars, record.valueInDollars) && absorbs(dateCreated, record.dateCreatedMilliseconds)
+            && absorbs(photo, record.image)
+    }
 }

@@ -114,6 +114,7 @@ struct RemoteApply {
                 changeClock.observe(item.version.stamp)
                 // Taken whole (a new key, or newer than a whole record), a state keeps its flag.
                 var stored = record.mergeState.map { StoredMergeState($0, joined: record.item.joined) }
+                var kept = record.mergeState?.photo
                 // A key the sink found no row for is inserted at once; a key the store has
                 // fails that insert and takes the way of the others.
                 let inserted =
@@ -130,44 +131,26 @@ struct RemoteApply {
                 if record.joinsFields, let local,
                     record.mergeState != nil || local.fields != nil || (item.deleted && !local.deleted)
                 {
-                    let incoming = record.mergeState ?? ItemMergeState(record: item)
-                    let held = try Store.mergeState(db, local)
-                    let joined: ItemMergeState
-                    do { joined = try held.joined(with: incoming) } catch {
-                        throw StoreError.invalidRecord(key, reason: "\(error)")
-                    }
-                    let flag = joined.isJoined(from: [(held, local.joined), (incoming, record.item.joined)])
-                    if joined == held {
-                        // Nothing new, but an unflagged record may vouch for what this store
-                        // flagged: the flag goes, in place (it does not travel by itself).
-                        if local.joined, !flag { try Self.clearJoined(db, local) }
+                    guard let join = try Self.join(db, record, item, local: local, received: stored) else {
                         result.skipped.append(key)
                         continue
                     }
-                    stored = StoredMergeState(joined, joined: flag)
-                    item = joined.item
-                    // A photo that loses a clash here keeps its bytes for the conflicts view: a
-                    // copy in the trash folder, before its file is replaced.
-                    func losing(_ ref: ImageRef) -> Bool {
-                        item.image != ref && joined.photo.conflicts.contains(where: { $0.value == ref })
-                    }
-                    if !local.deleted, let mine = local.imageRef, losing(mine) {
-                        trashInsertion.addImage(
-                            source: store.images.finalPath(key), ref: mine)
-                    }
-                    if let theirs = record.item.image, let temp = linked[index], losing(theirs) {
-                        trashInsertion.addImage(
-                            source: store.images.tempPath(temp), ref: theirs)
-                    }
-                    // A tombstone keeps the live photo it deletes for a revival (as a local delete).
-                    if item.deleted, !local.deleted, let mine = local.imageRef,
-                        joined.photo.candidates.contains(where: { $0.value == mine })
-                    {
-                        trashInsertion.addImage(source: store.images.finalPath(key), ref: mine)
-                    }
+                    stored = join.stored
+                    item = join.state.item
+                    keepPhotos(
+                        of: join.state, item: item, record: record, local: local, temp: linked[index],
+                        in: &trashInsertion)
+                    kept = join.state.photo
                 } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
+                }
+                // A tombstone's photo the sink fetched for it waits in the trash folder for a
+                // revival (Protocol.md 5.9 "A tombstone's photo").
+                if item.deleted, let temp = linked[index], let ref = record.image?.ref,
+                    kept?.candidates.contains(where: { $0.value == ref }) == true
+                {
+                    trashInsertion.addImage(source: images.tempPath(temp), ref: ref)
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local, try !Self.sameContents(local.item(), item) {
@@ -292,11 +275,6 @@ struct RemoteApply {
     }
 
     /// Clears the joined flag of `row`, whose state stays as it is.
-    private static func clearJoined(_ db: Database, _ row: ItemRecord) throws {
-        guard row.joined, let fields = row.fields.map(StoredMergeState.clearingJoined) else { return }
-        try db.execute(sql: "UPDATE item SET fields = ? WHERE key = ?", arguments: [fields, row.key])
-    }
-
     /// Whether two versions show the same item (a join that only added a conflict leaves the
     /// trash alone).
     private static func sameContents(_ one: Item, _ other: Item) -> Bool {
