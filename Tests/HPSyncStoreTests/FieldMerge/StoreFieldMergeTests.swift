@@ -183,4 +183,26 @@ struct StoreFieldMergeTests {
         #expect(Fixtures.bytes(kept) == nil, "its photo goes with the next purge")
         withExtendedLifetime(dirs) {}
     }
+
+    /// `verify` checks the photo a deleted item keeps for a revival: a damaged copy is a
+    /// problem, and `--repair` copies it again from a live photo with the same digest.
+    @Test func aDeletedItemsKeptPhotoIsVerifiedAndRepaired() throws {
+        let dir = TempDirectory()
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        let photo = jpeg(6)
+        let chair = try store.add(ItemDraft(name: "Chair", imageFile: dir.file("a.jpg", photo)))
+        _ = try store.add(ItemDraft(name: "Its twin", imageFile: dir.file("b.jpg", photo)))
+        _ = try store.delete([chair.key])
+        let name = "trash/\(Fixtures.ref(photo).digest.hex)"
+        let kept = store.directory.appendingPathComponent(name)
+        #expect(try store.verify(repair: false).isClean)
+        try Data(jpeg(7)).write(to: kept)
+        let damaged = try store.verify(repair: false)
+        #expect(damaged.mismatchedTombstonePhotos == [name])
+        #expect(damaged.problems.contains { $0.contains("keeps for a revival") })
+        let repaired = try store.verify(repair: true)
+        #expect(repaired.isClean && repaired.repaired.contains { $0.contains(name) })
+        #expect(Fixtures.bytes(kept) == photo)
+        withExtendedLifetime(dir) {}
+    }
 }
