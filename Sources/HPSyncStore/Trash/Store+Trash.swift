@@ -89,24 +89,16 @@ extension Store {
             let losing = try Data.fetchAll(db, sql: "SELECT imageDigest FROM conflict WHERE imageDigest IS NOT NULL")
             let kept = Set((digests + losing).compactMap { SHA256Digest(bytes: Array($0))?.hex })
             let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
-            for name in files where !kept.contains(name) {
-                // So are the photos tombstones keep for a revival, until the tombstone is collected.
-                if let digest = SHA256Digest(hex: name), try Self.tombstoneKeeps(db, digest) { continue }
+            let unnamed = files.filter { !kept.contains($0) }
+            // So are the photos tombstones keep for a revival, until the tombstone is collected:
+            // read only when some file is left (one pass over the tombstones that keep fields).
+            let tombstonePhotos =
+                unnamed.isEmpty ? [] : Set(try Self.tombstonePhotoRefs(db).map(\.digest.hex))
+            for name in unnamed where !tombstonePhotos.contains(name) {
                 _ = FileIO.unlinkIfPresent(trashDirectory.appendingPathComponent(name).path)
             }
             return removed
         }
-    }
-
-    /// Whether a tombstone keeps the photo `digest` among its field versions (Protocol.md 5.9),
-    /// for a join that revives the item to bring back from the trash folder's copy. The stored
-    /// state names a photo by its 32 raw digest bytes: a blob that holds them keeps the file (a
-    /// chance match could only keep a file longer), and no state is decoded.
-    static func tombstoneKeeps(_ db: Database, _ digest: SHA256Digest) throws -> Bool {
-        try Bool.fetchOne(
-            db,
-            sql: "SELECT EXISTS (SELECT 1 FROM item WHERE deleted = 1 AND fields IS NOT NULL AND instr(fields, ?) > 0)",
-            arguments: [Data(digest.bytes)]) ?? false
     }
 
     private static func entry(_ record: TrashRecord) -> TrashEntry? {
