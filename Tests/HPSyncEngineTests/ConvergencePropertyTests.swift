@@ -309,8 +309,6 @@ final class HistoryRun {
             return
         }
         let before = Dictionary(uniqueKeysWithValues: try store.items(includeDeleted: true).map { ($0.key, $0) })
-        let states = try before.keys.compactMap { try store.mergeState($0) }
-        let limit = store.nowMilliseconds() + Self.skew
         let reset = try store.resetClock()
         resets += 1
         restamps += reset.restamped.count
@@ -323,14 +321,17 @@ final class HistoryRun {
             oracle.restamp(new)
             // The reset made the item one whole record: every version of it stamped ahead is
             // gone from this node. Gone from the last node that held it, it is gone for good;
-            // another node that holds one spreads it back (it is newer than the restamp).
-            let state = try #require(states.first { $0.key == restamp.key })
-            for version in Self.versions(of: state) where version.stamp.milliseconds > limit {
-                var heldElsewhere = false
-                for other in nodes.indices where other != index {
-                    if try holds(other, restamp.key, version) { heldElsewhere = true }
-                }
-                if !heldElsewhere { oracle.forget(restamp.key, version) }
+            // another node that holds one spreads it back (it is newer than the restamp). So is
+            // a version no node held any more before the reset (a later edit dominated it, or a
+            // live item forgot its deletion): with that later version restamped below it, it
+            // must not count again. (A collected deletion stays: it is a node's horizon.)
+            let versions =
+                (oracle.edits[restamp.key] ?? []).map(\.version)
+                + (oracle.deletions[restamp.key] ?? []).filter { !$0.collected }.map(\.version)
+            for version in Set(versions) where version != new.version {
+                var held = false
+                for node in nodes.indices where try holds(node, restamp.key, version) { held = true }
+                if !held { oracle.forget(restamp.key, version) }
             }
         }
         log.append("\(prefix) clock reset: \(reset.restamped.count) restamped")
