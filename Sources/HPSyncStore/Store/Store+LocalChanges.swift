@@ -110,9 +110,7 @@ extension Store {
                 try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
                 // The tombstone keeps the photo field, which a later join can bring back: its
                 // bytes stay in the trash folder until the tombstone is collected (Protocol.md 5.9).
-                if let ref = row.imageRef, state.photo.candidates.contains(where: { $0.value == ref }) {
-                    trashInsertion.addImage(source: images.finalPath(key), ref: ref)
-                }
+                trashInsertion.addPhoto(row.imageRef, at: images.finalPath(key), keptBy: state)
                 if let temp = try ImageJournal(db).drop(key: key) { dropped.append(temp) }
             }
             try trashInsertion.finish()

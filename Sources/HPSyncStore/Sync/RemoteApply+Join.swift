@@ -57,10 +57,8 @@ extension RemoteApply {
         if let theirs = record.item.image, let temp, losing(theirs) {
             trash.addImage(source: store.images.tempPath(temp), ref: theirs)
         }
-        if item.deleted, !local.deleted, let mine = local.imageRef,
-            joined.photo.candidates.contains(where: { $0.value == mine })
-        {
-            trash.addImage(source: store.images.finalPath(item.key), ref: mine)
+        if item.deleted, !local.deleted {
+            trash.addPhoto(local.imageRef, at: store.images.finalPath(item.key), keptBy: joined)
         }
     }
 

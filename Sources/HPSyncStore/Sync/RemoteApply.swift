@@ -114,7 +114,7 @@ struct RemoteApply {
                 changeClock.observe(item.version.stamp)
                 // Taken whole (a new key, or newer than a whole record), a state keeps its flag.
                 var stored = record.mergeState.map { StoredMergeState($0, joined: record.item.joined) }
-                var kept = record.mergeState?.photo
+                var written = record.mergeState
                 // A key the sink found no row for is inserted at once; a key the store has
                 // fails that insert and takes the way of the others.
                 let inserted =
@@ -140,17 +140,15 @@ struct RemoteApply {
                     keepPhotos(
                         of: join.state, item: item, record: record, local: local, temp: linked[index],
                         in: &trashInsertion)
-                    kept = join.state.photo
+                    written = join.state
                 } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
                 }
                 // A tombstone's photo the sink fetched for it waits in the trash folder for a
                 // revival (Protocol.md 5.9 "A tombstone's photo").
-                if item.deleted, let temp = linked[index], let ref = record.image?.ref,
-                    kept?.candidates.contains(where: { $0.value == ref }) == true
-                {
-                    trashInsertion.addImage(source: images.tempPath(temp), ref: ref)
+                if item.deleted, let temp = linked[index], let written {
+                    trashInsertion.addPhoto(record.image?.ref, at: images.tempPath(temp), keptBy: written)
                 }
                 let localLive = local.map { !$0.deleted } ?? false
                 if options.keepReplaced, localLive, let local, try !Self.sameContents(local.item(), item) {
@@ -169,7 +167,10 @@ struct RemoteApply {
                         // A join can also bring back a photo no peer sent here (one a tombstone
                         // kept): from the trash folder's copy when this store kept one, else
                         // healed by digest like an import's.
-                        if let temp = trashed.restore(ref, into: images) {
+                        if let staged = try? store.stageImage(
+                            copying: URL(fileURLWithPath: trashed.path(ref.digest)), expected: ref)
+                        {
+                            let temp = staged.tempName
                             unused.insert(temp)
                             restoredFromTrash = true
                             if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }

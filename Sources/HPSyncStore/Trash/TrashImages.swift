@@ -55,22 +55,6 @@ struct TrashImages {
         return true
     }
 
-    /// Copies `trash/<hex of ref>` into a temporary of `images` when it holds exactly `ref`'s
-    /// bytes (checked while copying; the copy is fsynced, its name is not): the temporary's
-    /// name, or nil when the trash has no intact copy. A revival brings back a photo a
-    /// tombstone kept this way (Protocol.md 5.9).
-    func restore(_ ref: ImageRef, into images: ImageDirectory) -> String? {
-        guard FileIO.exists(path(ref.digest)),
-            let copy = try? images.writeTemp(
-                copying: URL(fileURLWithPath: path(ref.digest)), maxBytes: .max, validate: false)
-        else { return nil }
-        guard copy.ref == ref else {
-            FileIO.unlinkIfPresent(images.tempPath(copy.name))
-            return nil
-        }
-        return copy.name
-    }
-
     /// Makes the renames of `keep` durable.
     func syncFolder() throws { try folder.syncDirectory() }
 

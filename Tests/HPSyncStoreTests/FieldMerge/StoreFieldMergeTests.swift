@@ -205,4 +205,24 @@ struct StoreFieldMergeTests {
         #expect(Fixtures.bytes(kept) == photo)
         withExtendedLifetime(dir) {}
     }
+
+    /// A revival whose kept copy was damaged meanwhile does not take those bytes: the item comes
+    /// back with its image missing, remembered for healing by digest, and `verify` says so.
+    @Test func aRevivalFromADamagedKeptCopyTakesNothingAndHeals() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        let photo = jpeg(5)
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", imageFile: dirs[0].file("g.jpg", photo)))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.delete([guitar.key])
+        let kept = laptop.trashDirectory.appendingPathComponent(Fixtures.ref(photo).digest.hex)
+        try Data(jpeg(9)).write(to: kept)
+        clock.advance(milliseconds: 10)
+        _ = try desktop.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        try send(guitar.key, from: desktop, to: laptop)
+        let revived = try #require(try laptop.item(guitar.key))
+        #expect(!revived.deleted && revived.image == Fixtures.ref(photo))
+        #expect(Fixtures.bytes(laptop.imageFileURL(for: guitar.key)) == nil, "no damaged bytes taken")
+        #expect(try laptop.verify(repair: false).missingImages == [guitar.key])
+        withExtendedLifetime(dirs) {}
+    }
 }
