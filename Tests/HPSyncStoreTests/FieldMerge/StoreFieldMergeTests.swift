@@ -152,16 +152,24 @@ struct StoreFieldMergeTests {
         withExtendedLifetime(dirs) {}
     }
 
+    /// The laptop adds a guitar with a photo, the desktop receives it, the laptop deletes it:
+    /// the guitar, its photo's bytes, and where the tombstone keeps them.
+    func guitarDeletedOnTheLaptop(_ laptop: Store, _ desktop: Store, _ dirs: [TempDirectory]) throws
+        -> (guitar: Item, photo: [UInt8], kept: URL)
+    {
+        let photo = jpeg(5)
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", imageFile: dirs[0].file("g.jpg", photo)))
+        try send(guitar.key, from: laptop, to: desktop)
+        _ = try laptop.delete([guitar.key])
+        return (guitar, photo, laptop.trashDirectory.appendingPathComponent(Fixtures.ref(photo).digest.hex))
+    }
+
     /// The deleted item's photo comes back with a revival, bytes and all: the delete unlinked
     /// the live file, but the tombstone keeps the photo field, so its bytes wait in the trash
     /// folder (a purge keeps them while the tombstone stands; once gc collects it, they go).
     @Test func aRevivalBringsBackTheDeletedPhotosBytes() throws {
         let (laptop, desktop, dirs) = try twoStores()
-        let photo = jpeg(5)
-        let guitar = try laptop.add(ItemDraft(name: "Guitar", imageFile: dirs[0].file("g.jpg", photo)))
-        try send(guitar.key, from: laptop, to: desktop)
-        _ = try laptop.delete([guitar.key])
-        let kept = laptop.trashDirectory.appendingPathComponent(Fixtures.ref(photo).digest.hex)
+        let (guitar, photo, kept) = try guitarDeletedOnTheLaptop(laptop, desktop, dirs)
         #expect(Fixtures.imageFiles(laptop).isEmpty, "the live file went with the delete")
         #expect(try laptop.purgeTrash(olderThanMilliseconds: 0) == 0)
         #expect(Fixtures.bytes(kept) == photo, "the tombstone's photo stays through a purge")
@@ -210,11 +218,7 @@ struct StoreFieldMergeTests {
     /// back with its image missing, remembered for healing by digest, and `verify` says so.
     @Test func aRevivalFromADamagedKeptCopyTakesNothingAndHeals() throws {
         let (laptop, desktop, dirs) = try twoStores()
-        let photo = jpeg(5)
-        let guitar = try laptop.add(ItemDraft(name: "Guitar", imageFile: dirs[0].file("g.jpg", photo)))
-        try send(guitar.key, from: laptop, to: desktop)
-        _ = try laptop.delete([guitar.key])
-        let kept = laptop.trashDirectory.appendingPathComponent(Fixtures.ref(photo).digest.hex)
+        let (guitar, photo, kept) = try guitarDeletedOnTheLaptop(laptop, desktop, dirs)
         try Data(jpeg(9)).write(to: kept)
         clock.advance(milliseconds: 10)
         _ = try desktop.edit(guitar.key, ItemEdit(valueInDollars: 7))
