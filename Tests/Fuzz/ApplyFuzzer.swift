@@ -200,7 +200,7 @@ struct FuzzSink {
     }
 
     /// A record as a version-5 session applies it (Protocol.md 5.9): field by field, with the
-    /// merge state its candidates carry (none for a whole record or a tombstone).
+    /// merge state its fields bytes carry (none for a whole record).
     static func joining(_ record: IncomingRecord) -> IncomingRecord {
         var record = record
         record.joinsFields = true

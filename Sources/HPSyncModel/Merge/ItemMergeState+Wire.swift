@@ -1,4 +1,5 @@
-/// One candidate of any field, as the wire lists it (Protocol.md 5.9).
+/// One candidate of any field, as the wire lists an open conflict and the merge digest lists
+/// every candidate (Protocol.md 5.9).
 public struct ListedCandidate: Hashable, Sendable {
     public var field: ItemField
     public var content: FieldContent
@@ -15,11 +16,20 @@ public struct ListedCandidate: Hashable, Sendable {
 
 extension ItemMergeState {
     /// Every candidate of every field, field by field in `ItemField` order, each field's
-    /// greatest version first.
-    public var listedCandidates: [ListedCandidate] {
+    /// greatest version first: what the merge digest hashes (`digestInput` writes the same
+    /// without building this list).
+    public var listedCandidates: [ListedCandidate] { listed(conflictsOnly: false) }
+
+    /// The open conflicts as a Record lists them: field by field in `ItemField` order, each
+    /// field's greatest version first.
+    public var listedConflicts: [ListedCandidate] { listed(conflictsOnly: true) }
+
+    private func listed(conflictsOnly: Bool) -> [ListedCandidate] {
         var result: [ListedCandidate] = []
         func list<Value>(_ field: ItemField, _ state: FieldState<Value>, _ content: (Value) -> FieldContent) {
-            for candidate in state.candidates {
+            // Most fields have no conflict: no slice of them made.
+            if conflictsOnly && state.candidates.count < 2 { return }
+            for candidate in conflictsOnly ? state.conflicts : state.candidates {
                 result.append(
                     ListedCandidate(
                         field: field, content: content(candidate.value), version: candidate.version,
@@ -32,47 +42,6 @@ extension ItemMergeState {
         list(.dateCreated, dateCreated) { .integer($0) }
         list(.photo, photo) { .photo($0) }
         return result
-    }
-
-    /// The state a record and its listed candidates describe: the record says the key, the
-    /// item's version and whether it is deleted; the candidates say the rest. Throws unless the
-    /// candidates are well formed (a base below its version, each value of its field's type, a
-    /// live item with every field) and the state shows exactly the record.
-    public init(record: Item, candidates: [ListedCandidate]) throws(FieldMergeError) {
-        var names: [FieldCandidate<String>] = []
-        var serials: [FieldCandidate<String?>] = []
-        var values: [FieldCandidate<Int64>] = []
-        var dates: [FieldCandidate<Int64>] = []
-        var photos: [FieldCandidate<ImageRef?>] = []
-        for listed in candidates {
-            func candidate<Value>(_ value: Value) throws(FieldMergeError) -> FieldCandidate<Value> {
-                guard let made = FieldCandidate(value: value, version: listed.version, base: listed.base) else {
-                    throw .malformed("a \(listed.field.rawValue) candidate's base is not below its version")
-                }
-                return made
-            }
-            switch (listed.field, listed.content) {
-            case (.name, .text(let text)): names.append(try candidate(text))
-            case (.serialNumber, .optionalText(let text)): serials.append(try candidate(text))
-            case (.valueInDollars, .integer(let value)): values.append(try candidate(value))
-            case (.dateCreated, .integer(let value)): dates.append(try candidate(value))
-            case (.photo, .photo(let ref)): photos.append(try candidate(ref))
-            default: throw .malformed("a \(listed.field.rawValue) candidate holds a value of another type")
-            }
-        }
-        guard
-            let state = ItemMergeState(
-                key: record.key, name: FieldState(names), serialNumber: FieldState(serials),
-                valueInDollars: FieldState(values), dateCreated: FieldState(dates), photo: FieldState(photos),
-                deletion: record.deleted ? record.version : nil)
-        else { throw .malformed("no candidates") }
-        var plain = record
-        plain.mergeState = nil
-        if record.deleted { plain = .tombstone(key: record.key, version: record.version) }
-        guard state.item == plain, state.isDeleted == record.deleted else {
-            throw .malformed("its candidates describe another version than the record")
-        }
-        self = state
     }
 
     /// The bytes the merge digest hashes (Protocol.md 5.9): per field in `ItemField` order the

@@ -649,14 +649,18 @@ public nonisolated struct Hpsync_V1_Record: Sendable {
 
   public var deleted: Bool = false
 
-  /// Version 5: every candidate of every field (Protocol.md section 5.9) when the item's merge
-  /// state says more than the fields above; none for a whole record.
-  public var candidates: [Hpsync_V1_FieldCandidate] = []
+  /// Version 5: the open conflicts (Protocol.md 5.9): each field's candidates that lost to its
+  /// value with another value. Only with fields.
+  public var conflicts: [Hpsync_V1_FieldCandidate] = []
 
-  /// Version 5: the state is joined (Protocol.md section 5.9, "Older peers"): its fields were put
+  /// Version 5: the state is joined (Protocol.md 5.9, "Older peers"): its fields were put
   /// together by a merge and need not be the record its version's edit made. Only with
-  /// candidates; a receiver ignores it on a whole record.
+  /// fields; a receiver ignores it on a whole record.
   public var joined: Bool = false
+
+  /// Version 5: the fields bytes (Protocol.md 5.9, "The fields bytes") when the item's merge
+  /// state says more than the fields above; empty for a whole record.
+  public var fields: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -665,7 +669,8 @@ public nonisolated struct Hpsync_V1_Record: Sendable {
   fileprivate var _serialNumber: String? = nil
 }
 
-/// Version 5: one value of one field with the edit that set it (Protocol.md section 5.9).
+/// Version 5: one value of one field with the edit that set it (Protocol.md section 5.9): an
+/// open conflict of a Record.
 public nonisolated struct Hpsync_V1_FieldCandidate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1908,7 +1913,7 @@ nonisolated extension Hpsync_V1_FetchRecords: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Record"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}candidates\0\u{1}joined\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}conflicts\0\u{1}joined\0\u{1}fields\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1926,8 +1931,9 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.stamp) }()
       case 9: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
-      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.candidates) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.conflicts) }()
       case 12: try { try decoder.decodeSingularBoolField(value: &self.joined) }()
+      case 13: try { try decoder.decodeSingularBytesField(value: &self.fields) }()
       default: break
       }
     }
@@ -1968,11 +1974,14 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.deleted != false {
       try visitor.visitSingularBoolField(value: self.deleted, fieldNumber: 10)
     }
-    if !self.candidates.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.candidates, fieldNumber: 11)
+    if !self.conflicts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.conflicts, fieldNumber: 11)
     }
     if self.joined != false {
       try visitor.visitSingularBoolField(value: self.joined, fieldNumber: 12)
+    }
+    if !self.fields.isEmpty {
+      try visitor.visitSingularBytesField(value: self.fields, fieldNumber: 13)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1988,8 +1997,9 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.stamp != rhs.stamp {return false}
     if lhs.origin != rhs.origin {return false}
     if lhs.deleted != rhs.deleted {return false}
-    if lhs.candidates != rhs.candidates {return false}
+    if lhs.conflicts != rhs.conflicts {return false}
     if lhs.joined != rhs.joined {return false}
+    if lhs.fields != rhs.fields {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

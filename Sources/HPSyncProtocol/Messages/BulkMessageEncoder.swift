@@ -26,14 +26,14 @@ enum BulkMessageEncoder {
                 writer.field(7, UInt64(page.imageBytesAhead))
             }
         case .records(let items):
-            // Version 5: an edited item's record carries its candidates (a page of edits has many).
-            let candidates = items.map { $0.mergeState?.listedCandidates ?? [] }
-            let sizes = zip(items, candidates).map { recordSize($0, $1) }
+            // Version 5: an edited item's record carries its fields bytes (a page of edits has many).
+            let fields = items.map(\.mergeFields)
+            let sizes = zip(items, fields).map { recordSize($0, $1) }
             let size = sizes.reduce(0) { $0 + nestedSize($1) }
             return envelope(field: 6, size: size) { writer in
                 for index in items.indices {
                     writer.header(1, length: sizes[index])
-                    write(items[index], candidates[index], into: &writer)
+                    write(items[index], fields[index], into: &writer)
                 }
             }
         default:
@@ -78,12 +78,14 @@ enum BulkMessageEncoder {
 
     // MARK: - Records
 
-    private static func recordSize(_ item: Item, _ candidates: [ListedCandidate]) -> Int {
+    private static func recordSize(_ item: Item, _ fields: MergeFields?) -> Int {
         var size =
             bytesFieldSize(item.key.rawValue.utf8.count) + varintFieldSize(item.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(item.deleted ? 1 : 0)
-        for candidate in candidates { size += nestedSize(candidateSize(candidate)) }
-        size += varintFieldSize(item.joined ? 1 : 0)
+        if let fields {
+            for candidate in fields.conflicts { size += nestedSize(candidateSize(candidate)) }
+            size += varintFieldSize(fields.joined ? 1 : 0) + bytesFieldSize(fields.body.count)
+        }
         guard !item.deleted else { return size }
         size += bytesFieldSize(item.name.utf8.count)
         if let serial = item.serialNumber { size += nestedSize(serial.utf8.count) }
@@ -95,7 +97,7 @@ enum BulkMessageEncoder {
         return size
     }
 
-    private static func write(_ item: Item, _ candidates: [ListedCandidate], into writer: inout ProtobufWriter) {
+    private static func write(_ item: Item, _ fields: MergeFields?, into writer: inout ProtobufWriter) {
         writer.field(1, text: item.key.rawValue)
         if !item.deleted {
             writer.field(2, text: item.name)
@@ -114,14 +116,16 @@ enum BulkMessageEncoder {
         writer.field(8, item.version.stamp.rawValue)
         writer.field(9, bytes: item.version.origin.bytes)
         writer.field(10, item.deleted ? 1 : 0)
-        for candidate in candidates {
+        guard let fields else { return }
+        for candidate in fields.conflicts {
             writer.header(11, length: candidateSize(candidate))
             write(candidate, into: &writer)
         }
-        writer.field(12, item.joined ? 1 : 0)
+        writer.field(12, fields.joined ? 1 : 0)
+        writer.field(13, bytes: fields.body)
     }
 
-    // MARK: - FieldCandidate (version 5)
+    // MARK: - FieldCandidate (version 5: an open conflict)
 
     private static func fieldNumber(_ field: ItemField) -> UInt64 {
         UInt64(ItemField.allCases.firstIndex(of: field)! + 1)

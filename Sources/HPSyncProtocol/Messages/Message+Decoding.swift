@@ -211,7 +211,7 @@ extension Message {
         let itemKey = try key(record.key, "Record", "key")
         let version = Version(
             stamp: VersionStamp(rawValue: record.stamp), origin: try node(record.origin, "Record", reusing: &origin))
-        if record.deleted { return try withCandidates(Item.tombstone(key: itemKey, version: version), record) }
+        if record.deleted { return try withFields(Item.tombstone(key: itemKey, version: version), record) }
         guard record.name.utf8.count <= ItemLimits.maxNameBytes else {
             throw .invalidField(
                 message: "Record", field: "name", problem: "is \(record.name.utf8.count) bytes, the limit is 1024")
@@ -235,7 +235,7 @@ extension Message {
         } else if record.imageSize != 0 {
             throw .invalidField(message: "Record", field: "image_size", problem: "must be 0 when there is no image")
         }
-        return try withCandidates(
+        return try withFields(
             Item(
                 key: itemKey, name: record.name, serialNumber: record.hasSerialNumber ? record.serialNumber : nil,
                 valueInDollars: record.valueInDollars, dateCreatedMilliseconds: record.dateCreatedMs, image: image,

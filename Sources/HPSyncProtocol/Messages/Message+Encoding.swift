@@ -141,8 +141,11 @@ extension Message {
         wire.stamp = item.version.stamp.rawValue
         wire.origin = origins.data(item.version.origin)
         wire.deleted = item.deleted
-        if let state = item.mergeState { wire.candidates = state.listedCandidates.map(candidate) }
-        wire.joined = item.joined
+        if let fields = item.mergeFields {
+            wire.conflicts = fields.conflicts.map(candidate)
+            wire.joined = fields.joined
+            wire.fields = Data(fields.body)
+        }
         guard !item.deleted else { return wire }
         wire.name = item.name
         if let serial = item.serialNumber { wire.serialNumber = serial }

@@ -1,23 +1,33 @@
 import Foundation
 import HPSyncModel
 
-/// Version 5's field candidates of a Record (Protocol.md 5.9), checked as strictly as the
-/// record: every value within the limits a record's field has.
+/// Version 5's field versions of a Record (Protocol.md 5.9): its fields bytes and open
+/// conflicts, checked as strictly as the record: every value within the limits a record's
+/// field has.
 extension Message {
-    /// `item` with the merge state the record's candidates describe, and its joined flag;
-    /// unchanged without any (a whole record is never joined, whatever the flag says).
-    static func withCandidates(_ item: Item, _ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {
-        guard !record.candidates.isEmpty else { return item }
-        try limit(record.candidates.count, ProtocolLimits.maxFieldCandidates, "Record", "candidates")
-        var listed: [ListedCandidate] = []
-        listed.reserveCapacity(record.candidates.count)
-        for wire in record.candidates { listed.append(try candidate(wire)) }
+    /// `item` with the merge state the record's fields bytes and conflicts describe, and its
+    /// joined flag; unchanged without fields bytes (a whole record is never joined, whatever the
+    /// flag says).
+    static func withFields(_ item: Item, _ record: Hpsync_V1_Record) throws(ProtocolError) -> Item {
+        guard !record.fields.isEmpty else {
+            guard record.conflicts.isEmpty else {
+                throw .invalidField(
+                    message: "Record", field: "conflicts", problem: "of item \(item.key) come without fields")
+            }
+            return item
+        }
+        try limit(record.fields.count, ProtocolLimits.maxFieldsBytes, "Record", "fields")
+        try limit(record.conflicts.count, ProtocolLimits.maxConflicts, "Record", "conflicts")
+        var conflicts: [ListedCandidate] = []
+        conflicts.reserveCapacity(record.conflicts.count)
+        for wire in record.conflicts { conflicts.append(try candidate(wire)) }
         var result = item
         do {
-            result.mergeState = try ItemMergeState(record: item, candidates: listed)
+            let fields = MergeFields(body: Array(record.fields), conflicts: conflicts, joined: record.joined)
+            result.mergeState = try fields.state(of: item)
             result.joined = record.joined
         } catch {
-            throw .invalidField(message: "Record", field: "candidates", problem: "of item \(item.key): \(error)")
+            throw .invalidField(message: "Record", field: "fields", problem: "of item \(item.key): \(error)")
         }
         return result
     }

@@ -22,14 +22,14 @@ struct ConflictRecord: Codable, FetchableRecord, PersistableRecord, Hashable {
     var imageDigest: Data?
     var imageSize: Int64?
 
-    init<Value>(key: ItemKey, field: ItemField, candidate: FieldCandidate<Value>, content: FieldContent) {
+    init(key: ItemKey, listed: ListedCandidate) {
         self.key = key.rawValue
-        self.field = field.rawValue
-        stamp = Int64(bitPattern: candidate.version.stamp.rawValue)
-        origin = Data(candidate.version.origin.bytes)
-        baseStamp = candidate.base.map { Int64(bitPattern: $0.stamp.rawValue) }
-        baseOrigin = candidate.base.map { Data($0.origin.bytes) }
-        switch content {
+        field = listed.field.rawValue
+        stamp = Int64(bitPattern: listed.version.stamp.rawValue)
+        origin = Data(listed.version.origin.bytes)
+        baseStamp = listed.base.map { Int64(bitPattern: $0.stamp.rawValue) }
+        baseOrigin = listed.base.map { Data($0.origin.bytes) }
+        switch listed.content {
         case .text(let value): text = value
         case .optionalText(let value): text = value
         case .integer(let value): integer = value
@@ -37,6 +37,19 @@ struct ConflictRecord: Codable, FetchableRecord, PersistableRecord, Hashable {
             imageDigest = ref.map { Data($0.digest.bytes) }
             imageSize = ref?.size
         }
+    }
+
+    /// The row as the wire lists a candidate.
+    func listed() throws -> ListedCandidate {
+        let field = try itemField
+        let content: FieldContent =
+            switch field {
+            case .name: .text(text ?? "")
+            case .serialNumber: .optionalText(text)
+            case .valueInDollars, .dateCreated: .integer(integer ?? 0)
+            case .photo: .photo(photo)
+            }
+        return ListedCandidate(field: field, content: content, version: try version, base: try base)
     }
 
     var itemField: ItemField {
@@ -62,13 +75,6 @@ struct ConflictRecord: Codable, FetchableRecord, PersistableRecord, Hashable {
     var photo: ImageRef? {
         guard let imageDigest, let imageSize, let digest = SHA256Digest(bytes: imageDigest) else { return nil }
         return ImageRef(digest: digest, size: imageSize)
-    }
-
-    func candidate<Value>(_ value: Value) throws -> FieldCandidate<Value> {
-        guard let candidate = FieldCandidate(value: value, version: try version, base: try base) else {
-            throw StoreError.database("a conflict of item \(key) has a base above its version")
-        }
-        return candidate
     }
 
     private static func version(_ stamp: Int64, _ origin: Data, key: String) throws -> Version {

@@ -4,18 +4,37 @@ import HPSyncModel
 
 extension ItemRecord {
     /// The row's item, with its merge state and joined flag when the row has field versions
-    /// (what a source sends and a sink compares, Protocol.md 5.9); a whole record reads as before.
+    /// (what a sink joins with, Protocol.md 5.9); a whole record reads as before.
     func itemWithMergeState(_ db: Database, origins: inout OriginCache) throws -> Item {
         var item = try item(origins: &origins)
         if fields != nil {
             item.mergeState = try Store.mergeState(db, self)
-            item.joined = StoredMergeState.isJoined(fields)
+            item.joined = joined
         }
+        return item
+    }
+
+    /// The row's item with its merge state in the compact form, unread (what a source sends:
+    /// the stored body goes to the wire as it is, Protocol.md 5.9 "The fields bytes").
+    func itemWithMergeFields(_ db: Database, origins: inout OriginCache) throws -> Item {
+        var item = try item(origins: &origins)
+        guard fields != nil else { return item }
+        item.mergeFields = try stored(db, item).compact()
         return item
     }
 
     /// Whether the row's state is joined (Protocol.md 5.9 "Older peers").
     var joined: Bool { StoredMergeState.isJoined(fields) }
+
+    /// The merge digest of the row's state, as stored (Protocol.md 5.9); 0 for a whole record.
+    var mergeDigest: UInt64 { StoredMergeState.mergeDigest(fields) }
+
+    /// The row, its `fields` and its conflict rows (read only when `fields` says there are some).
+    func stored(_ db: Database, _ item: Item) throws -> StoredMergeState {
+        let conflicts =
+            StoredMergeState.hasConflictRows(fields) ? try ConflictRecord.fetchAll(db, key: item.key) : []
+        return StoredMergeState(item: item, fields: fields, conflicts: conflicts)
+    }
 }
 
 /// Reading and writing items' merge states (`ItemMergeState`, stored as `StoredMergeState`).
@@ -61,11 +80,7 @@ extension Store {
 
     /// The merge state of the item `row` holds.
     static func mergeState(_ db: Database, _ row: ItemRecord) throws -> ItemMergeState {
-        // Conflicts exist only beside field versions whose format byte says so.
-        let conflicts =
-            StoredMergeState.hasConflictRows(row.fields)
-            ? try ConflictRecord.fetchAll(db, key: ItemKey(storedCanonical: row.key)) : []
-        return try StoredMergeState(item: row.item(), fields: row.fields, conflicts: conflicts).state()
+        try row.stored(db, row.item()).state()
     }
 
     /// The state of `item.key` after a local change that sets the fields `edit` names to

@@ -228,7 +228,7 @@ enum StoreMigrations {
                       imageSize INTEGER,
                       PRIMARY KEY (key, field, stamp, origin)) WITHOUT ROWID;
                     CREATE INDEX conflict_on_imageDigest ON conflict(imageDigest) WHERE imageDigest IS NOT NULL;
-                    CREATE INDEX item_on_joined ON item(deleted) WHERE fields >= x'05';
+                    CREATE INDEX item_on_joined ON item(deleted) WHERE fields >= x'0A';
                     """)
         }
         return migrator

@@ -124,11 +124,11 @@ extension Store {
             var origins = OriginCache()
             var counts = FeedCounts(entries: Int64(rows.count), tombstones: 0, imageBytes: 0)
             for row in rows {
-                let item = try row.itemWithMergeState(db, origins: &origins)
+                let item = try row.itemWithMergeFields(db, origins: &origins)
                 page.entries.append(
                     ChangeEntry(
                         key: item.key, version: item.version, deleted: row.deleted, seq: row.seq,
-                        mergeDigest: item.mergeDigest))
+                        mergeDigest: row.mergeDigest))
                 if row.deleted {
                     counts.tombstones += 1
                 } else {
@@ -183,11 +183,12 @@ extension Store {
     }
 
     /// The current rows of `keys`, tombstones included, in the same order; unknown keys omitted.
+    /// Their merge states are in the compact form, unread, as a source sends them.
     package func records(_ keys: [ItemKey]) throws -> [Item] {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var origins = OriginCache()
-            return try keys.compactMap { try rows[$0.rawValue]?.itemWithMergeState(db, origins: &origins) }
+            return try keys.compactMap { try rows[$0.rawValue]?.itemWithMergeFields(db, origins: &origins) }
         }
     }
 
