@@ -187,6 +187,47 @@ import Testing
         }
     }
 
+    /// A tombstone keeps its photo (Protocol.md 5.9 "A tombstone's photo"), and a sink that
+    /// never held the item asks for those bytes with the page's images. When the source has
+    /// lost its copy and answers "missing", the tombstone still applies (the pull finishes
+    /// clean), and the revival that a later edit on a third node brings shows the photo again,
+    /// with bytes from the node that sends the revival.
+    @Test func aTombstoneWhosePhotoTheSourceLostStillAppliesAndTheRevivalBringsIt() throws {
+        let clock = TestClock()
+        let laptop = try TestNode("laptop", clock: clock)
+        let desktop = try TestNode("desktop", clock: clock)
+        let hub = try TestNode("hub", clock: clock)
+        for (one, other) in [(laptop, desktop), (hub, laptop), (hub, desktop)] {
+            try one.allow(other)
+            try other.allow(one)
+        }
+        let guitar = try laptop.add("Guitar", image: jpeg(1))
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.delete([guitar.key])
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        // The laptop's kept copy of the photo is gone (a disk error, a hand in the trash folder).
+        let kept = laptop.directory.appendingPathComponent("store/trash/\(SHA256.hash(jpeg(1)).hex)")
+        #expect(FileManager.default.fileExists(atPath: kept.path), "the delete kept the photo")
+        try FileManager.default.removeItem(at: kept)
+
+        let report = try Sync.pull(hub, from: laptop)
+        #expect(report.refused.isEmpty && report.withheld.isEmpty)
+        #expect(try hub.store.item(guitar.key)?.deleted == true)
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: hub.directory.appendingPathComponent("store/trash/\(SHA256.hash(jpeg(1)).hex)").path),
+            "nothing to keep")
+        #expect(try hub.store.verify(repair: false).isClean)
+
+        try Sync.pull(hub, from: desktop)
+        let revived = try #require(try hub.store.item(guitar.key))
+        #expect(!revived.deleted && revived.valueInDollars == 7)
+        #expect(hub.imageBytes(guitar.key) == jpeg(1))
+        #expect(try hub.store.verify(repair: false).isClean)
+    }
+
     /// A photo clash: the node whose photo lost keeps its bytes for the Conflicts page, and
     /// taking it back is an edit that every node then follows.
     @Test func aLosingPhotoIsKeptAndCanBeTakenBack() throws {
