@@ -96,6 +96,30 @@ import Testing
         #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
     }
 
+    /// What a source sends (the stored compact form, unread) is the state a node reads: one
+    /// form, conflicts in the order the wire lists them, whatever order the store keeps them in
+    /// (a clash of the value and of the photo: the table sorts "photo" first).
+    @Test func theFormASourceSendsIsTheStateItHolds() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 1)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(valueInDollars: 2))
+        try laptop.setImage(guitar.key, jpeg(1))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 3))
+        try desktop.setImage(guitar.key, jpeg(2))
+        try Sync.pull(desktop, from: laptop)
+        let state = try #require(try desktop.store.mergeState(guitar.key))
+        #expect(state.listedConflicts.map(\.field) == [.valueInDollars, .photo])
+        let sent = try #require(try desktop.store.records([guitar.key]).first)
+        var read = state.item
+        read.mergeState = state
+        #expect(sent.mergeFields == read.mergeFields)
+        #expect(sent == read)
+        #expect(sent.mergeState == state)
+    }
+
     /// A peer of version 4 merges whole records: the newer record wins, as before field merge.
     @Test func aVersion4SessionMergesWholeRecords() throws {
         let (laptop, desktop, clock) = try pair()

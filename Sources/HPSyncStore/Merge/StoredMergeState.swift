@@ -90,9 +90,15 @@ struct StoredMergeState {
         else {
             throw StoreError.database("item \(item.key) has field versions in an unknown format")
         }
-        return MergeFields(
-            body: Array(fields.dropFirst(Self.headerSize)), conflicts: try conflicts.map { try $0.listed() },
-            joined: joined)
+        // In the order `MergeFields(_:joined:)` lists them (the rows come in the table's), so a
+        // stored state and a read one have one compact form.
+        let order = ItemField.allCases
+        let listed = try conflicts.map { try $0.listed() }.sorted {
+            ($0.field == $1.field)
+                ? $0.version > $1.version
+                : order.firstIndex(of: $0.field)! < order.firstIndex(of: $1.field)!
+        }
+        return MergeFields(body: Array(fields.dropFirst(Self.headerSize)), conflicts: listed, joined: joined)
     }
 
     /// The merge state the row, its `fields` and its conflicts describe.
