@@ -82,6 +82,23 @@ import Testing
         #expect(whole.fields.isEmpty && whole.conflicts.isEmpty)
     }
 
+    /// The bytes Protocol.md 5.9 "The fields bytes" states, written here by hand from the text
+    /// for the deleted guitar (record version 3 on the desktop): an outsider's encoder agrees.
+    @Test func aTombstonesBytesAreThoseProtocolMdStates() throws {
+        func u64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        func text(_ value: String) -> [UInt8] { u64(UInt64(value.utf8.count)) + Array(value.utf8) }
+        var stated: [UInt8] = [1] + Self.laptop.bytes  // the origin table: the laptop (index 1)
+        stated += [2] + u64(2) + [1] + u64(1) + [0]  // versions: 0 = 2 on the laptop, 1 = 1 on the desktop
+        stated += [1 | 2 | 8, 0, 1] + text("Old guitar")  // name: edited at 2, base 1, its value
+        stated += [1 | 8, 1] + [1] + text("SN-7")  // serial number: at 1, base unknown, present
+        stated += [1 | 2 | 8, 0, 1] + u64(UInt64(bitPattern: 800))  // value
+        stated += [1 | 8, 1] + u64(5)  // date created
+        stated += [1 | 8, 1, 0]  // photo: at 1, none
+        let record = try Self.wire(Self.deleted())
+        #expect(Array(record.fields) == stated)
+        #expect(record.deleted && record.stamp == 3 && record.origin == Data(Self.desktop.bytes))
+    }
+
     /// Each mutation breaks one rule of the section; each must be refused as bad data.
     @Test func eachBrokenRuleIsRefused() throws {
         let edited = try Self.wire(Self.edited())
