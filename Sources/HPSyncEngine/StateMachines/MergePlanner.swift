@@ -25,14 +25,16 @@ public enum MergePlanner {
     ///
     /// `mergesFields` (version 5): an entry whose merge digest differs from the local one is
     /// fetched even when its version is not newer, as its state may hold what the local one
-    /// lacks (Protocol.md 5.9); so is a newer tombstone that keeps fields.
+    /// lacks (Protocol.md 5.9); so is a live entry older than a local tombstone that keeps no
+    /// fields (both digests are 0, yet the tombstone keeps the entry's fields once joined), and
+    /// a newer tombstone that keeps fields.
     public static func plan(_ page: ManifestPage, local: [ItemKey: Item], mergesFields: Bool = false) -> PagePlan {
         var plan = PagePlan()
         for entry in page.entries {
             let mine = local[entry.key]
             let liveHere = mine.map { !$0.deleted } ?? false
             if let mine, entry.version <= mine.version {
-                if mergesFields && entry.mergeDigest != mine.mergeDigest {
+                if mergesFields && (entry.mergeDigest != mine.mergeDigest || Self.keeps(entry.deleted, mine)) {
                     // Not newer, but its state may hold what this one lacks: fetched and joined.
                     plan.fetch.append(entry.key)
                     if liveHere { plan.updated.append(entry.key) }
@@ -65,6 +67,13 @@ public enum MergePlanner {
     public static func wins(_ incoming: Item, over local: Item?, mergesFields: Bool = false) -> Bool {
         guard let local else { return true }
         if incoming.version > local.version { return true }
-        return mergesFields && incoming.mergeDigest != local.mergeDigest
+        return mergesFields && (incoming.mergeDigest != local.mergeDigest || keeps(incoming.deleted, local))
+    }
+
+    /// Whether `local`, a tombstone that keeps no fields (merge digest 0, as a whole live
+    /// record's), gains fields by joining an older live version: the tombstone keeps them for a
+    /// later revival (Protocol.md 5.9).
+    static func keeps(_ incomingDeleted: Bool, _ local: Item) -> Bool {
+        !incomingDeleted && local.deleted && local.mergeState == nil
     }
 }

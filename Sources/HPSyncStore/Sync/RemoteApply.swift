@@ -127,9 +127,10 @@ struct RemoteApply {
                 }
                 // Field merge: the join, written only when it holds more than the store's. Two whole
                 // records join as the record-level rule below says, without building states; a
-                // tombstone that deletes a live item keeps its fields.
+                // tombstone that deletes a live item keeps its fields, and so does one that meets an
+                // older live version.
                 if record.joinsFields, let local,
-                    record.mergeState != nil || local.fields != nil || (item.deleted && !local.deleted)
+                    record.mergeState != nil || local.fields != nil || item.deleted != local.deleted
                 {
                     guard let join = try Self.join(db, record, item, local: local, received: stored) else {
                         result.skipped.append(key)
