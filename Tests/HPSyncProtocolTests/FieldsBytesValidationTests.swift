@@ -157,4 +157,21 @@ import Testing
         // The unbroken ones pass, so each refusal above is its mutation's.
         for record in [edited, deleted, clash] { _ = try Self.decode(record) }
     }
+
+    /// Protocol.md 7: a Record over its fields-bytes or conflicts limit is refused by count
+    /// (ERROR_LIMIT) before anything is read.
+    @Test func recordsOverTheirLimitsAreRefused() throws {
+        var long = try Self.wire(Self.edited())
+        long.fields.append(Data(count: ProtocolLimits.maxFieldsBytes + 1 - long.fields.count))
+        var many = try Self.wire(Self.clash())
+        many.conflicts = Array(repeating: many.conflicts[0], count: ProtocolLimits.maxConflicts + 1)
+        for (field, record) in [("fields", long), ("conflicts", many)] {
+            #expect {
+                try Self.decode(record)
+            } throws: { error in
+                guard case .tooMany(_, let named, _, _) = error as? ProtocolError else { return false }
+                return named == field
+            }
+        }
+    }
 }
