@@ -90,6 +90,30 @@ import Testing
         }
     }
 
+    /// The same seed's second shape: n0's clock jumps a day ahead and n0 deletes k2; n1 adds k2
+    /// on its own and pushes it to n0, which keeps the add's fields in its tombstone (5.9), and
+    /// n1's checkpoint at n0 passes the add. At the end n0's `clock reset` restamped the
+    /// tombstone whole and dropped those fields; n1 never sent its add again, so n0 and every
+    /// node that pulled from it lost n1's name while n1 kept it (n3's photo edit, newer than
+    /// the reset, revives k2 in the final round). A reset now restamps a tombstone's fields as
+    /// a whole edit below its restamped deletion (`restampedTombstone`), as the oracle does.
+    @Test func aClockResetKeepsTheFieldsATombstoneHolds() throws {
+        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, _ parameter: Int = 0) -> HistoryStep {
+            HistoryStep(kind: kind, node: node, peer: peer, slot: 2, parameter: parameter)
+        }
+        let run = try Self.run(
+            [
+                step(.add, 0), step(.push, 0, peer: 2, 15), step(.push, 2, peer: 3, 15), step(.clockJump, 0),
+                step(.delete, 0), step(.add, 1), step(.push, 1, peer: 0, 17), step(.setImage, 3),
+            ], nodes: 4, offsets: [0, 0, 0, 1])
+        let (expected, conflicts) = run.expected
+        #expect(expected.count == 1 && expected.first?.deleted == false, "n3's photo revives k2:\n  \(run.transcript)")
+        for node in run.nodes {
+            #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
+            #expect(Set(try node.store.conflicts()) == conflicts, "\(node.name)")
+        }
+    }
+
     /// n0 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n0 edits k0's
     /// name (later). n1's push brings n0 a tombstone that keeps photo 1, and the join revives k0
     /// on n0 with n0's name and n1's photo, whose bytes n0 never had. Before the sink fetched a

@@ -320,7 +320,7 @@ final class HistoryRun {
             #expect(old.version == restamp.old)
             old.version = new.version
             #expect(old == new, "a reset changed more than the stamp:\n  \(transcript)")
-            oracle.restamp(new)
+            oracle.restamp(try #require(try store.mergeState(restamp.key)))
             // The reset made the item one whole record: every version of it stamped ahead is
             // gone from this node. Gone from the last node that held it, it is gone for good;
             // another node that holds one spreads it back (it is newer than the restamp). So is

@@ -68,14 +68,20 @@ struct FieldMergeOracle {
         deletions[key]?.contains { $0.version == version } == true
     }
 
-    /// A version `clock reset` wrote: a whole record (every field, its base unknown) or a
-    /// tombstone without fields.
-    mutating func restamp(_ item: Item) {
-        if item.deleted {
-            delete(item.key, at: item.version)
-        } else {
-            change(item, fields: ItemField.allCases, before: nil)
+    /// A version `clock reset` wrote: a whole record (every field, its base unknown), or a
+    /// tombstone, after its fields (those it held) set again at a version of their own, as a
+    /// whole record sets them.
+    mutating func restamp(_ state: ItemMergeState) {
+        let item = state.item
+        guard item.deleted else { return change(item, fields: ItemField.allCases, before: nil) }
+        for field in ItemField.allCases {
+            guard let version = Self.version(of: field, in: state) else { continue }
+            edits[item.key, default: []].append(
+                Edit(
+                    field: field, content: Self.content(of: field, in: state), version: version, base: nil, madeAt: now)
+            )
         }
+        delete(item.key, at: item.version)
     }
 
     /// The items and open conflicts every node must hold, leaving out the versions a `clock
@@ -137,6 +143,17 @@ struct FieldMergeOracle {
         case .valueInDollars: .integer(item.valueInDollars)
         case .dateCreated: .integer(item.dateCreatedMilliseconds)
         case .photo: .photo(item.image)
+        }
+    }
+
+    /// The value `field` holds in `state` (its winner's); the state must hold one.
+    static func content(of field: ItemField, in state: ItemMergeState) -> FieldContent {
+        switch field {
+        case .name: .text(state.name.winner!.value)
+        case .serialNumber: .optionalText(state.serialNumber.winner!.value)
+        case .valueInDollars: .integer(state.valueInDollars.winner!.value)
+        case .dateCreated: .integer(state.dateCreated.winner!.value)
+        case .photo: .photo(state.photo.winner!.value)
         }
     }
 

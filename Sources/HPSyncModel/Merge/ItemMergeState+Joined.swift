@@ -33,6 +33,27 @@ extension ItemMergeState {
         return result
     }
 
+    /// The state `clock reset` writes for a deleted item that holds fields: each field that
+    /// holds a value set to it again at `fieldsVersion` as a whole record sets it (its base
+    /// unknown, so it replaces every older candidate of the field wherever it arrives), then
+    /// the item deleted at `deletion`, above it. Like a live item's restamp it is a whole edit:
+    /// no field's value is lost, and the field edits of other nodes the tombstone held are
+    /// replaced by it rather than dropped (a tombstone without them would differ from the nodes
+    /// that still hold them). Throws for a live item and for versions not in that order.
+    public func restampedTombstone(fieldsAt fieldsVersion: Version, deletedAt deletion: Version) throws(FieldMergeError)
+        -> ItemMergeState
+    {
+        guard isDeleted else { throw .malformed("a live item is restamped whole") }
+        guard fieldsVersion < deletion else { throw .staleEdit(version: deletion, seen: fieldsVersion) }
+        func restamped<Value>(_ field: FieldState<Value>) -> FieldState<Value> {
+            field.winner.map { FieldState(value: $0.value, version: fieldsVersion) } ?? FieldState()
+        }
+        return ItemMergeState(
+            holding: key, name: restamped(name), serialNumber: restamped(serialNumber),
+            valueInDollars: restamped(valueInDollars), dateCreated: restamped(dateCreated),
+            photo: restamped(photo), deletion: deletion)
+    }
+
     /// Whether the join of this state with the live whole record `record` is this state
     /// unchanged: each field holds the record's own candidate (its value at the record's
     /// version, base unknown), or a candidate that dominates it and none of that version.

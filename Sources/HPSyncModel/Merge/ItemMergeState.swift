@@ -111,7 +111,7 @@ public struct ItemMergeState: Hashable, Sendable {
     }
 
     /// A state known to hold a field or a deletion.
-    private init(
+    init(
         holding key: ItemKey, name: FieldState<String>, serialNumber: FieldState<String?>,
         valueInDollars: FieldState<Int64>, dateCreated: FieldState<Int64>, photo: FieldState<ImageRef?>,
         deletion: Version?
