@@ -114,6 +114,31 @@ import Testing
         }
     }
 
+    /// n1's clock jumps a day ahead; n1 adds and deletes k0 (stamped a day ahead); n0 pulls
+    /// from n1 (n1 records the served session) and adds k1 at the real time; n1 pulls from n2,
+    /// then runs a safe `gc --older-than 0`. Each peer's last sync was recorded at n1's clock, a
+    /// day ahead, so the cutoff was too: the tombstone went and the horizon landed a day ahead,
+    /// and in the final round n1's full reconciliation deleted k1 on n0 (stamped below it,
+    /// absent at n1). A sync with a clock beyond the skew is now recorded at the earlier of the
+    /// two clocks, so gc keeps that tombstone (the property's seed `GG+s5Wuu...`).
+    @Test func aSafeGCOnAClockADayAheadSetsNoHorizonInTheFuture() throws {
+        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
+            -> HistoryStep
+        {
+            HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
+        }
+        let run = try Self.run([
+            step(.clockJump, 1), step(.add, 1), step(.delete, 1), step(.pull, 0, peer: 1, 14), step(.add, 0, slot: 1),
+            step(.pull, 1, peer: 2, 6), step(.gc, 1),
+        ])
+        let (expected, _) = run.expected
+        #expect(expected.contains { $0.name.hasPrefix("k1 by n0") && !$0.deleted }, "\(run.transcript)")
+        #expect(run.reconciledDeletions == 0, "no reconciliation deletes k1:\n  \(run.transcript)")
+        for node in run.nodes {
+            #expect(try node.snapshot() == expected, "\(node.name):\n  \(run.transcript)")
+        }
+    }
+
     /// n0 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n0 edits k0's
     /// name (later). n1's push brings n0 a tombstone that keeps photo 1, and the join revives k0
     /// on n0 with n0's name and n1's photo, whose bytes n0 never had. Before the sink fetched a

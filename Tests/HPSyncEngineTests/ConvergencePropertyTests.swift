@@ -281,7 +281,8 @@ final class HistoryRun {
             }
             // As `SyncRun` does after a run (the served side records its own).
             try nodes[client].store.recordSyncSuccess(
-                peer: nodes[server].name, direction: step.kind == .pull ? .pull : .push)
+                peer: nodes[server].name, direction: step.kind == .pull ? .pull : .push,
+                peerClock: report.clockSkew?.peerMilliseconds)
             if let horizon = report.reconcileHorizon {
                 reconciliations += 1
                 outcome += ", a full reconciliation at horizon \(horizon)"

@@ -92,7 +92,10 @@ public final class ServerSession {
             // What `status` shows and what bounds `gc`: when each peer last synced with us (a
             // preview is not a sync, nor is a session that only fetched images by digest).
             do {
-                if !current.dryRun && synced { try store.recordServed(peer: peer.name, direction: direction) }
+                if !current.dryRun && synced {
+                    try store.recordServed(
+                        peer: peer.name, direction: direction, peerClock: clockSkew?.peerMilliseconds)
+                }
             } catch {
                 log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
@@ -171,7 +174,7 @@ public final class ServerSession {
         let counts = session.counts
         do {
             let direction: SyncDirection = counts.stored + counts.photosStored > 0 ? .push : .pull
-            try store.recordServed(peer: peer.name, direction: direction)
+            try store.recordServed(peer: peer.name, direction: direction, peerClock: clockSkew?.peerMilliseconds)
         } catch {
             logger.warning("could not record the session for status", metadata: ["error": "\(error)"])
         }
