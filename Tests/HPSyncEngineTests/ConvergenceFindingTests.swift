@@ -10,7 +10,7 @@ import Testing
 @Suite struct ConvergenceFindingTests {
     /// Runs `steps` over three nodes on one clock, the final round, and the property's checks.
     static func run(_ steps: [HistoryStep], nodes: Int = 3, offsets: [Int64] = [0, 0, 0, 0, 0]) throws -> HistoryRun {
-        let run = try HistoryRun(History(nodeCount: nodes, offsets: offsets, steps: steps))
+        let run = try HistoryRun(History(nodeCount: nodes, offsets: offsets, steps: steps), in: nil)
         for step in steps { try run.perform(step) }
         try run.fixClocks()
         try run.fullRound()

@@ -94,12 +94,16 @@ final class HistoryRun {
     static let day: Int64 = 86_400_000
     /// Thousands of stores are made and dropped: on Linux they live in RAM, where fsync is free.
     /// One folder per test process, removed as a whole when the property is done.
-    static let base: URL? = {
+    static let base: URL? = memoryFolder("convergence")
+
+    /// A new folder in /dev/shm (nil where there is none) for one suite's stores: each suite
+    /// removes its own when done, never one another test is still writing in.
+    static func memoryFolder(_ label: String) -> URL? {
         guard FileManager.default.fileExists(atPath: "/dev/shm") else { return nil }
-        let folder = URL(fileURLWithPath: "/dev/shm/hp-sync-convergence-\(UUID().uuidString)")
+        let folder = URL(fileURLWithPath: "/dev/shm/hp-sync-\(label)-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
-    }()
+    }
 
     let history: History
     let nodes: [TestNode]
@@ -141,7 +145,9 @@ final class HistoryRun {
     var lostByForce: Set<ItemKey> = []
     var refusedBelowForcedHorizon = 0
 
-    init(_ history: History) throws {
+    /// The stores go in `base` (nil: the temporary folder); the property's shared one is
+    /// removed when its last shard ends, so tests that run beside it pass nil.
+    init(_ history: History, in base: URL? = HistoryRun.base) throws {
         self.history = history
         keys = (0..<4).map { try! ItemKey(String(format: "00000000-0000-4000-8000-%012d", $0 + 1)) }
         var clocks: [TestClock] = []
@@ -152,7 +158,7 @@ final class HistoryRun {
             nodes.append(
                 try TestNode(
                     "n\(index)", clock: clock,
-                    configuration: StoreConfiguration(maxClockSkewMilliseconds: Self.skew), in: Self.base))
+                    configuration: StoreConfiguration(maxClockSkewMilliseconds: Self.skew), in: base))
         }
         for a in nodes { for b in nodes where a !== b { try a.allow(b) } }
         self.nodes = nodes
