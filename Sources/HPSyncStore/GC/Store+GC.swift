@@ -90,6 +90,12 @@ extension Store {
                               (SELECT key FROM item WHERE deleted = 1 AND stamp < ? AND fields IS NOT NULL)
                             """,
                         arguments: [limit])
+                    try db.execute(
+                        sql: """
+                            DELETE FROM itemFields WHERE key IN
+                              (SELECT key FROM item WHERE deleted = 1 AND stamp < ? AND fields IS NOT NULL)
+                            """,
+                        arguments: [limit])
                     try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND stamp < ?", arguments: [limit])
                     try db.execute(
                         sql: "UPDATE meta SET gcHorizonStamp = ?, gcHorizonSeq = ? WHERE id = 1",

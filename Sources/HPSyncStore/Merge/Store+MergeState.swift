@@ -50,7 +50,7 @@ extension Store {
             let rows = try ItemRecord.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM item WHERE deleted = 0 AND key IN (SELECT DISTINCT key FROM conflict) ORDER BY key
+                    SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 AND key IN (SELECT DISTINCT key FROM conflict) ORDER BY key
                     """)
             return try rows.flatMap { try Self.mergeState(db, $0).conflicts }
         }

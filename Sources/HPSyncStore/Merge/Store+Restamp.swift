@@ -15,13 +15,21 @@ extension Store {
     package func restampJoinedItems() throws -> [ItemKey] {
         // Most stores hold none: a read through the partial index, no write transaction.
         let any = try read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE fields >= x'0A' AND deleted = 0)")
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM itemFields f JOIN item USING (key) WHERE f.fields >= x'0A' AND item.deleted = 0)
+                    """)
         }
         guard any == true else { return [] }
         return try write { db in
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
             let rows = try ItemRecord.fetchAll(
-                db, sql: "SELECT * FROM item WHERE fields >= x'0A' AND deleted = 0 ORDER BY key")
+                db,
+                sql: """
+                    SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 AND key IN (SELECT key FROM itemFields WHERE fields >= x'0A')
+                    ORDER BY key
+                    """)
             var keys: [ItemKey] = []
             for row in rows where row.joined {
                 let state = try Self.mergeState(db, row)

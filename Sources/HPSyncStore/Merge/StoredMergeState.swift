@@ -3,17 +3,19 @@ import HPSyncCrypto
 import HPSyncModel
 
 /// An item's merge state (`ItemMergeState`) as the store keeps it: the `item` row holds the
-/// item as a whole record (each field's winner at the item's version, or a tombstone), its
-/// `fields` column what the row cannot say, and `conflict` the losing candidates.
+/// item as a whole record (each field's winner at the item's version, or a tombstone), the
+/// `fields` bytes what the row cannot say, and `conflict` the losing candidates.
 ///
-/// `fields` is NULL for most items: every field at the row's version with its base unknown,
-/// or a tombstone without fields (`ItemMergeState.isWholeRecord`). Otherwise it holds a format
+/// The bytes are nil for most items: every field at the row's version with its base unknown,
+/// or a tombstone without fields (`ItemMergeState.isWholeRecord`). Otherwise they live in
+/// `itemFields` (the row's `fields` column is only a marker: `ItemRecord`) and hold a format
 /// byte (8; plus 1 when `conflict` has rows for the item: most have none, and a reader then
 /// skips that lookup; plus 2 when the state is joined, Protocol.md 5.9 "Older peers", which the
-/// index `item_on_joined` finds by `fields >= x'0A'`; earlier formats were development builds'
-/// and are refused), the state's merge digest (8 bytes, little-endian: a source's manifest
-/// reads it without reading the state), then the compact form's body (`MergeFields`), which
-/// is what a version-5 Record carries: a source sends it as it is stored.
+/// index `itemFields_on_joined` finds by `fields >= x'0A'`; earlier formats were development
+/// builds' and are refused), the state's merge digest (8 bytes, little-endian: a source's
+/// manifest reads it without reading the state), then the compact form's body
+/// (`MergeFields`), which is what a version-5 Record carries: a source sends it as it is
+/// stored.
 struct StoredMergeState {
     var item: Item
     var fields: Data?

@@ -35,7 +35,10 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     var deleted: Bool
     var seq: Int64
     /// What the row cannot say of the item's merge state (`StoredMergeState`); nil for an item
-    /// that is one whole record.
+    /// that is one whole record. The bytes live in `itemFields`: the row's own `fields` column
+    /// holds only the integer 1 as a marker (SQLite stores 0 and 1 with no payload byte, so an
+    /// edit that gains field versions does not grow its row and split a full page), and every
+    /// read selects them through `selection`.
     var fields: Data?
 
     init(_ item: Item, seq: Int64, fields: Data? = nil) {
@@ -54,7 +57,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// Decodes by column index: the hot path of pulls and imports (faster than `Decodable`).
-    /// Requires `SELECT *` in the table's column order.
+    /// Requires `SELECT \(ItemRecord.selection)` (the table's columns, `fields` read through).
     init(row: Row) throws {
         key = row[0]
         name = row[1]
@@ -108,6 +111,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// key index too, about one more page per edited key in the WAL.
     func write(_ db: Database) throws {
         try write(with: RawStatement(db, sql: Self.upsert))
+        try writeFields(db, previousHadFields: true)
     }
 
     /// Like `write(_:)`, through the statement of `upsert` that the caller prepared once for
@@ -124,10 +128,33 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         statement.bind(origin, at: 9)
         statement.bind(deleted ? 1 : 0, at: 10)
         statement.bind(seq, at: 11)
-        statement.bind(fields, at: 12)
+        statement.bind(fields == nil ? nil : Int64(1), at: 12)
         _ = try statement.step()
         statement.reset()
     }
+
+    /// Writes this row's `fields` into `itemFields` after the row itself: the bytes when it has
+    /// them, else removes what an earlier version of the key kept there (only looked for when
+    /// `previousHadFields`, so a whole record costs no lookup).
+    func writeFields(_ db: Database, previousHadFields: Bool) throws {
+        if let fields {
+            try db.cachedStatement(sql: Self.fieldsUpsert).execute(arguments: [key, fields])
+        } else if previousHadFields {
+            try db.cachedStatement(sql: "DELETE FROM itemFields WHERE key = ?").execute(arguments: [key])
+        }
+    }
+
+    static let fieldsUpsert = """
+        INSERT INTO itemFields (key, fields) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET fields = excluded.fields
+        """
+
+    /// The columns every read of `item` selects, in the table's order: the row's, and in place
+    /// of its `fields` marker the bytes `itemFields` keeps for it (looked up only where the
+    /// marker is set).
+    static let selection = """
+        key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize, stamp, origin, deleted, seq,
+          CASE WHEN fields IS NULL THEN NULL ELSE (SELECT f.fields FROM itemFields f WHERE f.key = item.key) END
+        """
 
     /// Inserts the row through `statement` (an `INSERT ... ON CONFLICT DO NOTHING` with this
     /// type's twelve parameters); true when it went in, false when the statement declined it.
@@ -183,7 +210,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// The statement `fetch(with:key:)` runs (the lookup of `fetchMany`).
-    static let lookup = "SELECT * FROM item WHERE key = ?1 -- one key"
+    static let lookup = "SELECT \(selection) FROM item WHERE key = ?1 -- one key"
 
     /// The row of `key` through `statement`, prepared once from `lookup` for many keys.
     static func fetch(with statement: borrowing RawStatement, key: ItemKey) throws -> ItemRecord? {
@@ -194,7 +221,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// Up to `limit` rows with seq greater than `seq`, in ascending seq.
     static func fetchFeed(_ db: Database, after seq: Int64, limit: Int) throws -> [ItemRecord] {
-        let statement = try RawStatement(db, sql: "SELECT * FROM item WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        let statement = try RawStatement(db, sql: "SELECT \(selection) FROM item WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         statement.bind(seq, at: 1)
         statement.bind(Int64(limit), at: 2)
         var rows: [ItemRecord] = []
@@ -203,7 +230,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         return rows
     }
 
-    /// Decodes the current row of a `SELECT *` in the table's column order.
+    /// Decodes the current row of a `SELECT \(selection)`.
     private init(_ row: borrowing RawStatement) {
         key = row.text(0)
         name = row.text(1)

@@ -228,7 +228,8 @@ enum StoreMigrations {
                       imageSize INTEGER,
                       PRIMARY KEY (key, field, stamp, origin)) WITHOUT ROWID;
                     CREATE INDEX conflict_on_imageDigest ON conflict(imageDigest) WHERE imageDigest IS NOT NULL;
-                    CREATE INDEX item_on_joined ON item(deleted) WHERE fields >= x'0A';
+                    CREATE TABLE itemFields (key TEXT PRIMARY KEY NOT NULL, fields BLOB NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX itemFields_on_joined ON itemFields(key) WHERE fields >= x'0A';
                     """)
         }
         return migrator

@@ -49,7 +49,7 @@ extension Store {
             var changeClock = try ChangeClock(db, now: now)
             let before = changeClock.meta.highWater
             let future = try ItemRecord.fetchAll(
-                db, sql: "SELECT * FROM item WHERE stamp >= ? ORDER BY stamp",
+                db, sql: "SELECT \(ItemRecord.selection) FROM item WHERE stamp >= ? ORDER BY stamp",
                 arguments: [Int64(bitPattern: limit.rawValue)])
             let remaining =
                 try Int64.fetchOne(

@@ -15,7 +15,7 @@ extension Store {
         try read { db in
             let sql =
                 includeDeleted
-                ? "SELECT * FROM item ORDER BY key" : "SELECT * FROM item WHERE deleted = 0 ORDER BY key"
+                ? "SELECT \(ItemRecord.selection) FROM item ORDER BY key" : "SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 ORDER BY key"
             var origins = OriginCache()
             var items: [Item] = []
             let cursor = try ItemRecord.fetchCursor(db, sql: sql)

@@ -64,6 +64,6 @@ extension RemoteApply {
 
     private static func clearJoined(_ db: Database, _ row: ItemRecord) throws {
         guard row.joined, let fields = row.fields.map(StoredMergeState.clearingJoined) else { return }
-        try db.execute(sql: "UPDATE item SET fields = ? WHERE key = ?", arguments: [fields, row.key])
+        try db.execute(sql: "UPDATE itemFields SET fields = ? WHERE key = ?", arguments: [fields, row.key])
     }
 }

@@ -83,7 +83,7 @@ extension RemoteApply {
             let victims = try ItemRecord.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
+                    SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
                       (SELECT 1 FROM reconcileListed r WHERE r.peerStoreID = ? AND r.key = item.key)
                     LIMIT 1000
                     """, arguments: [stored, source])

@@ -119,7 +119,7 @@ struct RemoteApply {
                 // fails that insert and takes the way of the others.
                 let inserted =
                     try record.likelyNew && virtualTombstone == nil
-                    && Self.insertIfAbsent(item, fields: stored?.fields, with: insertion, clock: &changeClock)
+                    && Self.insertIfAbsent(db, item, fields: stored?.fields, with: insertion, clock: &changeClock)
                 let local = inserted ? nil : try ItemRecord.fetch(with: lookup, key: key)
                 if local != nil, !fullCache {
                     try Store.useFullWriterCache(db)
@@ -198,6 +198,7 @@ struct RemoteApply {
                     // key), the upsert inserts.
                     let row = ItemRecord(item, seq: changeClock.nextSeq(), fields: stored?.fields)
                     if local == nil { try row.write(with: upsert) } else { try row.write(with: update) }
+                    try row.writeFields(db, previousHadFields: local?.fields != nil)
                 }
                 if local?.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
                 for conflict in stored?.conflicts ?? [] { try conflict.insert(db) }
@@ -264,11 +265,13 @@ struct RemoteApply {
     /// Inserts `item` as a new row; false, with nothing written and its sequence number given
     /// back, when the store has a row for the key.
     private static func insertIfAbsent(
-        _ item: Item, fields: Data?, with insertion: borrowing RawStatement, clock: inout ChangeClock
+        _ db: Database, _ item: Item, fields: Data?, with insertion: borrowing RawStatement, clock: inout ChangeClock
     ) throws -> Bool {
         let seq = clock.nextSeq()
         do {
-            try ItemRecord(item, seq: seq, fields: fields).write(with: insertion)
+            let row = ItemRecord(item, seq: seq, fields: fields)
+            try row.write(with: insertion)
+            try row.writeFields(db, previousHadFields: false)
             return true
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             clock.returnSeq(seq)
@@ -276,7 +279,6 @@ struct RemoteApply {
         }
     }
 
-    /// Clears the joined flag of `row`, whose state stays as it is.
     /// Whether two versions show the same item (a join that only added a conflict leaves the
     /// trash alone).
     private static func sameContents(_ one: Item, _ other: Item) -> Bool {

@@ -38,7 +38,7 @@ extension Store {
 
     /// The photo each tombstone keeps as its photo field's value, once per digest.
     static func tombstonePhotoRefs(_ db: Database) throws -> [ImageRef] {
-        let rows = try ItemRecord.fetchAll(db, sql: "SELECT * FROM item WHERE deleted = 1 AND fields IS NOT NULL")
+        let rows = try ItemRecord.fetchAll(db, sql: "SELECT \(ItemRecord.selection) FROM item WHERE deleted = 1 AND fields IS NOT NULL")
         var seen = Set<SHA256Digest>()
         return try rows.compactMap { row in
             guard let ref = try mergeState(db, row).photo.winner?.value, seen.insert(ref.digest).inserted else {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HPSyncModel
 import HPSyncTesting
 import Testing
@@ -149,6 +150,49 @@ struct StoreFieldMergeTests {
         #expect(!revived.deleted)
         #expect(revived.serialNumber == "SN-1")
         #expect(revived.valueInDollars == 7)
+        withExtendedLifetime(dirs) {}
+    }
+
+    /// A state's bytes live in `itemFields`; the row keeps only the integer 1 as a marker (no
+    /// payload byte: an edit does not grow its row). Every marker has its side row and no side
+    /// row outlives its marker: through an edit, a received edit, a deletion and gc.
+    @Test func theFieldBytesLiveBesideTheRowAndGoWithIt() throws {
+        let (laptop, desktop, dirs) = try twoStores()
+        func layout(_ store: Store, _ key: ItemKey) throws -> (marker: DatabaseValue?, bytes: Int?, orphans: Int) {
+            try store.read { db in
+                let marker = try Row.fetchOne(
+                    db, sql: "SELECT fields FROM item WHERE key = ?", arguments: [key.rawValue])
+                let bytes = try Int.fetchOne(
+                    db, sql: "SELECT length(fields) FROM itemFields WHERE key = ?", arguments: [key.rawValue])
+                let orphans =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT (SELECT COUNT(*) FROM itemFields WHERE key NOT IN
+                                     (SELECT key FROM item WHERE fields IS NOT NULL))
+                                 + (SELECT COUNT(*) FROM item WHERE fields IS NOT NULL AND key NOT IN
+                                     (SELECT key FROM itemFields))
+                            """) ?? -1
+                return (marker?[0] as DatabaseValue?, bytes, orphans)
+            }
+        }
+        let guitar = try laptop.add(ItemDraft(name: "Guitar", serialNumber: "SN-1"))
+        #expect(try layout(laptop, guitar.key) == (DatabaseValue.null, nil, 0), "a whole record has neither")
+        try send(guitar.key, from: laptop, to: desktop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.edit(guitar.key, ItemEdit(name: "Guitar (Martin)"))
+        let edited = try layout(laptop, guitar.key)
+        #expect(edited.marker == 1.databaseValue && (edited.bytes ?? 0) > 9 && edited.orphans == 0)
+        try send(guitar.key, from: laptop, to: desktop)
+        #expect(try layout(desktop, guitar.key).bytes == edited.bytes, "the receiver keeps the same state")
+        #expect(try desktop.item(guitar.key)?.name == "Guitar (Martin)")
+        clock.advance(milliseconds: 10)
+        _ = try laptop.delete([guitar.key])
+        #expect(try layout(laptop, guitar.key).marker == 1.databaseValue, "the tombstone keeps its fields")
+        clock.advance(milliseconds: 10)
+        let outcome = try laptop.collectGarbage(before: VersionStamp(milliseconds: clock.nowMilliseconds()))
+        #expect(outcome.dropped == 1)
+        #expect(try layout(laptop, guitar.key) == (nil, nil, 0), "gc takes the side row with its tombstone")
         withExtendedLifetime(dirs) {}
     }
 
