@@ -77,6 +77,16 @@ ensure_browser_test_dependencies() {
     fi
 }
 
+# What the memory check needs: Valgrind, and objcopy (binutils) to give it a binary without the
+# DWARF 5 it cannot read. Returns 1, saying why, where it cannot run.
+ensure_memcheck_dependencies() {
+    command -v apt-get >/dev/null && apt_install_missing valgrind binutils
+    if ! command -v valgrind >/dev/null || ! command -v objcopy >/dev/null; then
+        echo "memory check: needs valgrind and objcopy (Linux); not run here" >&2
+        return 1
+    fi
+}
+
 # What the power-cut test needs: FUSE and Debian's pyfuse3 for the system Python (Linux, root,
 # /dev/fuse). Returns 1, saying why, where it cannot run.
 ensure_powercut_dependencies() {

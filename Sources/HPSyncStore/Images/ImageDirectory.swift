@@ -134,6 +134,9 @@ struct ImageDirectory: Sendable {
         return folder
     }
 
+    /// Where a `dirent`'s name starts.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
     /// Every name in the open folder but `.` and `..` (those starting with `prefix`, when
     /// given), read with `readdir`: Foundation's listing cost several milliseconds per 2,000
     /// names, and every command opening the store lists `images/` for its temporaries.
@@ -149,12 +152,15 @@ struct ImageDirectory: Sendable {
         errno = 0
         let wanted = prefix.map { Array($0.utf8) } ?? []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
-                let bytes = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                for (index, byte) in wanted.enumerated() where bytes[index] != byte { return nil }
-                return String(cString: bytes)
-            }
-            if let name, name != "." && name != ".." { names.append(name) }
+            // The name's bytes in place, up to its NUL. `entry.pointee` would copy the whole
+            // `dirent` (280 bytes on Linux), but the kernel packs the entries by `d_reclen`, so
+            // the last one in readdir's buffer may end before that and the copy read past the
+            // buffer: a pull died of it (SIGSEGV in this function).
+            let bytes = (UnsafeRawPointer(entry) + Self.nameOffset).assumingMemoryBound(to: UInt8.self)
+            // A name shorter than the prefix stops at its NUL, which no prefix byte matches.
+            guard !wanted.enumerated().contains(where: { bytes[$0.offset] != $0.element }) else { continue }
+            let name = String(cString: bytes)
+            if name != "." && name != ".." { names.append(name) }
         }
         guard errno == 0 else { throw StoreError.io(path: path, reason: FileIO.errorText()) }
         return names
