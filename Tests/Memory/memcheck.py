@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs hp-sync commands that open a store under Valgrind's memcheck and fails on any invalid
-read, write or free in them.
+"""Runs hp-sync under Valgrind's memcheck and fails on any invalid read, write or free: `status`
+and `verify` on stores with thousands of names in `images/`, and a real TLS session (`serve`,
+then a `pull` and a `push` of a few items with photos).
 
 Usage: memcheck.py HP_SYNC_BINARY
 
@@ -16,9 +17,12 @@ Only invalid accesses count: Swift's enums with spare-bit payloads make memcheck
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 
@@ -47,16 +51,82 @@ def main():
                 subprocess.run(
                     ["valgrind", "-q", f"--log-file={log}", plain, *command, "--store", store],
                     capture_output=True, timeout=600)
-                report = open(log).read()
-                invalid = re.findall(
-                    r"^==\d+== (Invalid (?:read|write|free)[^\n]*\n(?:==\d+==\s+(?:at|by) [^\n]*\n)*)", report, re.M)
+                invalid = invalid_accesses(log)
                 print(f"memcheck: hp-sync {' '.join(command)}, {label}: {len(invalid)} invalid accesses")
                 failures += [f"hp-sync {' '.join(command)} ({label}):\n{block}" for block in invalid]
+        failures += sync_under_memcheck(plain, work)
         if failures:
             sys.exit("memcheck: invalid memory accesses\n" + "\n".join(failures[:5]))
         print("memcheck: no invalid read, write or free")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def invalid_accesses(log):
+    """The invalid read, write and free reports of a memcheck log, each with its stack."""
+    report = open(log).read() if os.path.exists(log) else ""
+    return re.findall(r"^==\d+== (Invalid (?:read|write|free)[^\n]*\n(?:==\d+==\s+(?:at|by) [^\n]*\n)*)", report, re.M)
+
+
+def sync_under_memcheck(plain, work):
+    """A real TLS session under memcheck on both sides: `serve` on loopback and a `pull` of a
+    few items with photos (the socket, TLS, framing and image paths), then a `push` back."""
+    def run(*args, **kwargs):
+        return subprocess.run([plain, *args], check=True, capture_output=True, text=True, **kwargs).stdout.strip()
+
+    server, client = os.path.join(work, "server"), os.path.join(work, "client")
+    for store in (server, client):
+        run("init", "--store", store)
+    for index in range(12):
+        photo = os.path.join(work, f"photo-{index}.jpg")
+        with open(photo, "wb") as out:
+            out.write(bytes([0xFF, 0xD8, 0xFF, 0xE0]) + os.urandom(20_000 + 997 * index) + bytes([0xFF, 0xD9]))
+        run("add", "--name", f"item {index}", "--value", str(index), "--image", photo, "--store", server)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run("peer", "add", "client", run("id", "--store", client), "--allow", "read-write", "--store", server)
+    run("peer", "add", "server", run("id", "--store", server), "--address", f"127.0.0.1:{port}",
+        "--store", client)
+    serve_log, client_log = os.path.join(work, "serve.valgrind"), os.path.join(work, "client.valgrind")
+    serve = subprocess.Popen(
+        ["valgrind", "-q", f"--log-file={serve_log}", plain, "serve", "--store", server,
+         "--listen", f"127.0.0.1:{port}", "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failures = []
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or serve.poll() is not None:
+                    return [f"hp-sync serve under valgrind did not listen on {port}"]
+                time.sleep(0.5)
+        for verb in ("pull", "push"):
+            if verb == "push":
+                key = re.search(r'"key"\s*:\s*"([^"]+)"', run("list", "--json", "--store", client)).group(1)
+                run("edit", key, "--name", "renamed", "--store", client)
+            result = subprocess.run(
+                ["valgrind", "-q", f"--log-file={client_log}", plain, verb, "server", "--store", client],
+                capture_output=True, text=True, timeout=900)
+            if result.returncode != 0:
+                failures.append(f"hp-sync {verb} under valgrind exited {result.returncode}: {result.stderr}")
+            elif verb == "pull":
+                pulled = run("list", "--json", "--store", client).count('"key"')
+                photos = len([n for n in os.listdir(os.path.join(client, "images")) if not n.startswith(".")])
+                if (pulled, photos) != (12, 12):
+                    failures.append(f"the pull under valgrind brought {pulled} items and {photos} photos, not 12 and 12")
+            invalid = invalid_accesses(client_log)
+            print(f"memcheck: hp-sync {verb} (TLS session, 12 photos): {len(invalid)} invalid accesses")
+            failures += [f"hp-sync {verb}:\n{block}" for block in invalid]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=300)
+    invalid = invalid_accesses(serve_log)
+    print(f"memcheck: hp-sync serve (both sessions): {len(invalid)} invalid accesses")
+    return failures + [f"hp-sync serve:\n{block}" for block in invalid]
 
 
 if __name__ == "__main__":

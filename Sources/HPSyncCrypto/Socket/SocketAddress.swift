@@ -13,9 +13,10 @@ struct SocketAddress: CustomStringConvertible {
 
     /// Copies `length` bytes of a `sockaddr`.
     init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
-        self.length = length
+        // Never more than the storage holds, whatever length a caller passes.
+        self.length = min(length, socklen_t(MemoryLayout<sockaddr_storage>.size))
         withUnsafeMutableBytes(of: &storage) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
+            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(self.length)))
         }
     }
 

@@ -149,9 +149,11 @@ struct ImageDirectory: Sendable {
         }
         defer { closedir(stream) }
         var names: [String] = []
-        errno = 0
         let wanted = prefix.map { Array($0.utf8) } ?? []
-        while let entry = readdir(stream) {
+        while true {
+            // Cleared before each call: only readdir's own failure may leave errno set here.
+            errno = 0
+            guard let entry = readdir(stream) else { break }
             // The name's bytes in place, up to its NUL. `entry.pointee` would copy the whole
             // `dirent` (280 bytes on Linux), but the kernel packs the entries by `d_reclen`, so
             // the last one in readdir's buffer may end before that and the copy read past the

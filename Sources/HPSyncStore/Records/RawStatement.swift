@@ -7,12 +7,16 @@ import GRDB
 /// SQLite's own work: a pull's item writes and key lookups. Only this type runs the statements
 /// it prepares: it resets and clears them after every use, so GRDB's cache may hold them.
 struct RawStatement: ~Copyable {
-    private let handle: OpaquePointer
+    /// Held, not only its handle: GRDB finalizes a cached statement it drops from its cache (a
+    /// schema change, `releaseMemory()`, a failed run of the same SQL), and a bare handle would
+    /// then point at freed memory; the statement object keeps it prepared.
+    private let statement: Statement
+    private var handle: OpaquePointer { statement.sqliteStatement }
     private let db: Database
     private let sql: String
 
     init(_ db: Database, sql: String) throws {
-        self.handle = try db.cachedStatement(sql: sql).sqliteStatement
+        self.statement = try db.cachedStatement(sql: sql)
         self.db = db
         self.sql = sql
     }

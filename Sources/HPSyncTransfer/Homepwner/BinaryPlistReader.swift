@@ -146,7 +146,12 @@ final class BinaryPlistReader {
             return .scalar(.string(text))
         case 0x8:
             try need(offset + 1, info + 1)
-            return .scalar(.uid(Int(Self.bigEndian(base, offset + 1, info + 1))))
+            // The format allows up to 16 bytes; past 8 the value would not fit (and past Int's
+            // range converting it would trap): refused.
+            guard info < 8, let uid = Int(exactly: Self.bigEndian(base, offset + 1, info + 1)) else {
+                throw fail("object \(reference) is a UID beyond any object")
+            }
+            return .scalar(.uid(uid))
         case 0xA:
             let (start, length) = try extent(offset, info, unit: referenceSize)
             return .array(References(start: start, count: length / referenceSize, size: referenceSize))
@@ -161,9 +166,10 @@ final class BinaryPlistReader {
         }
     }
 
-    /// Member `index` of `references`.
+    /// Member `index` of `references`. An 8-byte reference past Int's range reads as `Int.max`,
+    /// which `node` refuses as out of range (converting it would trap).
     func reference(_ references: References, _ index: Int) -> Int {
-        Int(Self.bigEndian(base, references.start + index * references.size, references.size))
+        Int(exactly: Self.bigEndian(base, references.start + index * references.size, references.size)) ?? .max
     }
 
     /// The string object `reference` names, else a failure.

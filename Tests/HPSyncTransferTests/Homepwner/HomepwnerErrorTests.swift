@@ -98,6 +98,21 @@ struct HomepwnerErrorTests {
         try expectRefused(folder, file: "items.archive", mentioning: ["CF$UID 9999", "outside $objects"], dir: dir)
     }
 
+    /// A UID past Int's range (an 8-byte UID with its top bit set) is refused; the lazy reader
+    /// trapped on it before (`Int(UInt64)`), taking `import-homepwner` down on a crafted file.
+    @Test func aUIDBeyondIntsRangeIsRefused() throws {
+        let dir = TempDirectory()
+        var bytes = try archive(pointing: "name", at: Int.max)
+        let written: [UInt8] = [0x87, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        let at = try #require(
+            bytes.indices.first { bytes[$0...].starts(with: written) }, "the writer's 8-byte UID")
+        bytes[at + 1] = 0xFF
+        let folder = fixtures.folder(dir, file: "items.archive", bytes)
+        // The lazy reader refuses it; the whole-file reader then words the fault (Foundation
+        // refuses it too).
+        try expectRefused(folder, file: "items.archive", mentioning: [], dir: dir)
+    }
+
     @Test func referenceCycle() throws {
         let dir = TempDirectory()
         // The item's dateCreated points at the root array, whose members include the item.
