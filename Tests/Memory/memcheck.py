@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs hp-sync under Valgrind's memcheck and fails on any invalid read, write or free: `status`
-and `verify` on stores with thousands of names in `images/`, and a real TLS session (`serve`,
-then a `pull` and a `push` of a few items with photos).
+and `verify` on stores with thousands of names in `images/`, a real TLS session (`serve`, then
+a `pull` and a `push` of a few items with photos), and `hp-sync web` serving its pages.
 
 Usage: memcheck.py HP_SYNC_BINARY
 
@@ -14,15 +14,19 @@ happens not to fault; memcheck sees every one. Each store holds a few thousand n
 Only invalid accesses count: Swift's enums with spare-bit payloads make memcheck report
 "uninitialised value" in correct code (GRDB's SQL generation, for one), so those are ignored.
 """
+import http.cookiejar
 import os
 import re
+import queue
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 import uuid
 
 
@@ -55,6 +59,7 @@ def main():
                 print(f"memcheck: hp-sync {' '.join(command)}, {label}: {len(invalid)} invalid accesses")
                 failures += [f"hp-sync {' '.join(command)} ({label}):\n{block}" for block in invalid]
         failures += sync_under_memcheck(plain, work)
+        failures += web_under_memcheck(plain, work, os.path.join(work, "server"))
         if failures:
             sys.exit("memcheck: invalid memory accesses\n" + "\n".join(failures[:5]))
         print("memcheck: no invalid read, write or free")
@@ -127,6 +132,55 @@ def sync_under_memcheck(plain, work):
     invalid = invalid_accesses(serve_log)
     print(f"memcheck: hp-sync serve (both sessions): {len(invalid)} invalid accesses")
     return failures + [f"hp-sync serve:\n{block}" for block in invalid]
+
+
+def web_under_memcheck(plain, work, store):
+    """`hp-sync web` under memcheck, serving the pages a browser asks for on a store with
+    items and photos: the inventory, an item, its photo, the sync page, the report, the form."""
+    log = os.path.join(work, "web.valgrind")
+    web = subprocess.Popen(
+        ["valgrind", "-q", f"--log-file={log}", plain, "web", "--store", store, "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    failures = []
+    paths = []
+    try:
+        # Lines are read on a thread of their own: a buffered pipe and select() disagree.
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in web.stdout], daemon=True).start()
+        url = None
+        deadline = time.monotonic() + 120
+        while url is None and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if "?token=" in line:
+                url = line.strip()
+        if url is None:
+            return ["hp-sync web under valgrind printed no URL"]
+        base = url.split("/?token=")[0]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        inventory = opener.open(url, timeout=120).read().decode()
+        key = re.search(r'/items/([0-9A-F-]{36})', inventory).group(1)
+        item = opener.open(f"{base}/items/{key}", timeout=120).read().decode()
+        paths += [f"/items/{key}", "/sync", "/report", "/new", "/?sort=value"]
+        photo = re.search(r'/image/([0-9a-f]{64})', item)
+        if photo is None:
+            failures.append("the item page under valgrind shows no photo")
+        else:
+            paths.append(f"/image/{photo.group(1)}")
+        for path in paths:
+            with opener.open(base + path, timeout=120) as answer:
+                if answer.status != 200 or not answer.read():
+                    failures.append(f"hp-sync web answered {path} with {answer.status} under valgrind")
+    except (OSError, AttributeError) as error:
+        failures.append(f"hp-sync web under valgrind: {error}")
+    finally:
+        web.send_signal(signal.SIGTERM)
+        web.wait(timeout=300)
+    invalid = invalid_accesses(log)
+    print(f"memcheck: hp-sync web ({2 + len(paths)} requests, a photo among them): {len(invalid)} invalid accesses")
+    return failures + [f"hp-sync web:\n{block}" for block in invalid]
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@ enum CoreDataInventory {
     static func decode(_ url: URL, file: String) throws(HomepwnerError) -> [HomepwnerItem] {
         var configuration = Configuration()
         configuration.readonly = true
+        // The file is the user's to hand us, so anything in it: no schema-defined SQL (views,
+        // triggers) may call functions with side effects, and pages are checked as they are read.
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA trusted_schema = OFF; PRAGMA cell_size_check = ON")
+        }
         let rows: [Row]
         do {
             let queue = try DatabaseQueue(path: url.path, configuration: configuration)

@@ -65,6 +65,45 @@ struct HomepwnerErrorTests {
         }
     }
 
+    /// The lazy readers (a memory map, one item at a time: what `import-homepwner` uses first)
+    /// on corrupted archives and LootLogger plists: a clean refusal or items, never a trap.
+    /// The whole-file path above never reached them, and one trapped on a crafted UID.
+    @Test func corruptedBytesNeverCrashTheLazyReaders() throws {
+        let dir = TempDirectory()
+        var generator = SplitMix64(seed: 7)
+        let sources: [(file: String, bytes: [UInt8])] = [
+            ("items.archive", HomepwnerFixtures.objectiveCArchive()),
+            ("items.archive", HomepwnerFixtures.swiftArchive()),
+            ("items.plist", HomepwnerFixtures.lootLoggerPlist()),
+        ]
+        var read = 0
+        for (index, source) in sources.enumerated() {
+            for round in 0..<1_500 {
+                var copy = source.bytes
+                // Random bytes anywhere; bytes set to 0xFF or 0x00 (the widest and narrowest values
+                // a length, UID or offset byte can take); and markers of UIDs of every width
+                // (0x80-0x8F), so that a UID's bytes run into whatever follows.
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let at = Int.random(in: 8..<copy.count, using: &generator)
+                    copy[at] =
+                        [
+                            UInt8.random(in: 0...255, using: &generator), 0xFF, 0x00,
+                            0x80 | UInt8.random(in: 0...15, using: &generator),
+                        ][round % 4]
+                }
+                let url = dir.file("\(index)-\(round)-\(source.file)", copy)
+                if source.file == "items.plist" {
+                    guard LootLoggerPlist.count(url) != nil else { continue }
+                    try? LootLoggerPlist.forEachItem(url, file: source.file) { _ in read += 1 }
+                } else {
+                    guard HomepwnerArchive.count(url) != nil else { continue }
+                    try? HomepwnerArchive.forEachItem(url, file: source.file) { _ in read += 1 }
+                }
+            }
+        }
+        #expect(read > 0, "some corruptions leave readable items (a flipped letter of a name)")
+    }
+
     @Test func wrongArchiver() throws {
         let dir = TempDirectory()
         var builder = KeyedArchiveBuilder()
