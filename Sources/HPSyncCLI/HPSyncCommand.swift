@@ -35,7 +35,7 @@ public struct HPSyncCommand: ParsableCommand {
         OpenSSLProcess.keepStateAtExit()
         MemoryArenas.cap()
         let arguments = GlobalArguments.relocated(
-            arguments ?? Array(CommandLine.arguments.dropFirst()), root: HPSyncCommand.self)
+            AttachedValues.split(arguments ?? Array(CommandLine.arguments.dropFirst())), root: HPSyncCommand.self)
         if let shell = CompletionScript.requested(arguments) {
             Output.write(CompletionScript.script(for: shell) + "\n")
             Foundation.exit(ExitStatus.ok.rawValue)

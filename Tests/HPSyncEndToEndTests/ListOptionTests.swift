@@ -51,4 +51,15 @@ struct ListOptionTests {
         let one = try runner.run(["list", "--grep", "cam-9"])
         #expect(one.text.hasSuffix("total: 1 item, value 350\n"))
     }
+
+    /// `--grep=` attached to a name that starts with a combining mark: the binary once refused
+    /// the word as an unknown option (exit 64), the parser seeing no `=` in it.
+    @Test func grepAttachedToANameStartingWithAMarkFindsIt() throws {
+        let runner = try BinaryRunner.initialized()
+        defer { runner.cleanUp() }
+        #expect(try runner.run(["add", "--name", "\u{301}accent"]).status == 0)
+        let found = try runner.run(["list", "--grep=\u{301}acc"])
+        #expect(found.status == 0, "\(found.stderr)")
+        #expect(found.text.hasSuffix("total: 1 item, value 0\n"))
+    }
 }

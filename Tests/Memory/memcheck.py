@@ -20,7 +20,6 @@ import re
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,14 +49,10 @@ def main():
             subprocess.run([plain, "init", "--store", store], check=True, capture_output=True)
             for index in range(3000):
                 open(os.path.join(store, "images", name_of(index)), "wb").close()
-            for command in (["status"], ["verify"]):
-                log = os.path.join(work, f"{command[0]}.valgrind")
-                subprocess.run(
-                    ["valgrind", "-q", f"--log-file={log}", plain, *command, "--store", store],
-                    capture_output=True, timeout=600)
-                invalid = invalid_accesses(log)
-                print(f"memcheck: hp-sync {' '.join(command)}, {label}: {len(invalid)} invalid accesses")
-                failures += [f"hp-sync {' '.join(command)} ({label}):\n{block}" for block in invalid]
+            for command in ("status", "verify"):
+                log = os.path.join(work, f"{command}.valgrind")
+                under_memcheck(log, plain, command, "--store", store)
+                failures += checked(log, f"{command}, {label}")
         failures += sync_under_memcheck(plain, work)
         failures += web_under_memcheck(plain, work, os.path.join(work, "server"))
         if failures:
@@ -67,17 +62,53 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def invalid_accesses(log):
-    """The invalid read, write and free reports of a memcheck log, each with its stack."""
+def under_memcheck(log, *command):
+    """Runs `command` to its end under memcheck, its report in `log`; returns the result."""
+    return subprocess.run(["valgrind", "-q", f"--log-file={log}", *command], capture_output=True, text=True,
+                          timeout=900)
+
+
+def started(log, pattern, *command):
+    """Starts the server `command` under memcheck and waits (up to 120 s) for a line of its
+    output that matches `pattern`: (the process, the match, None if none came). Its output is
+    read on a thread of its own to the end (a buffered pipe and select() disagree, and a pipe
+    nobody reads would stall it)."""
+    process = subprocess.Popen(["valgrind", "-q", f"--log-file={log}", *command],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            match = re.search(pattern, lines.get(timeout=1))
+        except queue.Empty:
+            continue
+        if match:
+            return process, match
+    return process, None
+
+
+def stopped(process, log, label):
+    """Stops a server `started` gave (SIGTERM, as a user would) and checks its report."""
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=300)
+    return checked(log, label)
+
+
+def checked(log, label):
+    """The invalid read, write and free reports of the memcheck log `log`, each with its stack,
+    as failures; prints how many there are."""
     report = open(log).read() if os.path.exists(log) else ""
-    return re.findall(r"^==\d+== (Invalid (?:read|write|free)[^\n]*\n(?:==\d+==\s+(?:at|by) [^\n]*\n)*)", report, re.M)
+    invalid = re.findall(r"^==\d+== (Invalid (?:read|write|free)[^\n]*\n(?:==\d+==\s+(?:at|by) [^\n]*\n)*)", report, re.M)
+    print(f"memcheck: hp-sync {label}: {len(invalid)} invalid accesses")
+    return [f"hp-sync {label}:\n{block}" for block in invalid]
 
 
 def sync_under_memcheck(plain, work):
     """A real TLS session under memcheck on both sides: `serve` on loopback and a `pull` of a
     few items with photos (the socket, TLS, framing and image paths), then a `push` back."""
-    def run(*args, **kwargs):
-        return subprocess.run([plain, *args], check=True, capture_output=True, text=True, **kwargs).stdout.strip()
+    def run(*args):
+        return subprocess.run([plain, *args], check=True, capture_output=True, text=True).stdout.strip()
 
     server, client = os.path.join(work, "server"), os.path.join(work, "client")
     for store in (server, client):
@@ -87,35 +118,22 @@ def sync_under_memcheck(plain, work):
         with open(photo, "wb") as out:
             out.write(bytes([0xFF, 0xD8, 0xFF, 0xE0]) + os.urandom(20_000 + 997 * index) + bytes([0xFF, 0xD9]))
         run("add", "--name", f"item {index}", "--value", str(index), "--image", photo, "--store", server)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     run("peer", "add", "client", run("id", "--store", client), "--allow", "read-write", "--store", server)
-    run("peer", "add", "server", run("id", "--store", server), "--address", f"127.0.0.1:{port}",
-        "--store", client)
     serve_log, client_log = os.path.join(work, "serve.valgrind"), os.path.join(work, "client.valgrind")
-    serve = subprocess.Popen(
-        ["valgrind", "-q", f"--log-file={serve_log}", plain, "serve", "--store", server,
-         "--listen", f"127.0.0.1:{port}", "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Any free port: serve logs the one it took ("listen=127.0.0.1:PORT").
+    serve, listening = started(serve_log, r"listen=(127\.0\.0\.1:\d+)", plain, "serve", "--store", server,
+                               "--listen", "127.0.0.1:0")
     failures = []
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or serve.poll() is not None:
-                    return [f"hp-sync serve under valgrind did not listen on {port}"]
-                time.sleep(0.5)
+        if listening is None:
+            raise RuntimeError("hp-sync serve under valgrind did not say where it listens")
+        run("peer", "add", "server", run("id", "--store", server), "--address", listening.group(1),
+            "--store", client)
         for verb in ("pull", "push"):
             if verb == "push":
                 key = re.search(r'"key"\s*:\s*"([^"]+)"', run("list", "--json", "--store", client)).group(1)
                 run("edit", key, "--name", "renamed", "--store", client)
-            result = subprocess.run(
-                ["valgrind", "-q", f"--log-file={client_log}", plain, verb, "server", "--store", client],
-                capture_output=True, text=True, timeout=900)
+            result = under_memcheck(client_log, plain, verb, "server", "--store", client)
             if result.returncode != 0:
                 failures.append(f"hp-sync {verb} under valgrind exited {result.returncode}: {result.stderr}")
             elif verb == "pull":
@@ -123,41 +141,25 @@ def sync_under_memcheck(plain, work):
                 photos = len([n for n in os.listdir(os.path.join(client, "images")) if not n.startswith(".")])
                 if (pulled, photos) != (12, 12):
                     failures.append(f"the pull under valgrind brought {pulled} items and {photos} photos, not 12 and 12")
-            invalid = invalid_accesses(client_log)
-            print(f"memcheck: hp-sync {verb} (TLS session, 12 photos): {len(invalid)} invalid accesses")
-            failures += [f"hp-sync {verb}:\n{block}" for block in invalid]
+            failures += checked(client_log, f"{verb} (TLS session, 12 photos)")
+    except RuntimeError as error:
+        failures.append(str(error))
     finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(timeout=300)
-    invalid = invalid_accesses(serve_log)
-    print(f"memcheck: hp-sync serve (both sessions): {len(invalid)} invalid accesses")
-    return failures + [f"hp-sync serve:\n{block}" for block in invalid]
+        failures += stopped(serve, serve_log, "serve (both sessions)")
+    return failures
 
 
 def web_under_memcheck(plain, work, store):
     """`hp-sync web` under memcheck, serving the pages a browser asks for on a store with
     items and photos: the inventory, an item, its photo, the sync page, the report, the form."""
     log = os.path.join(work, "web.valgrind")
-    web = subprocess.Popen(
-        ["valgrind", "-q", f"--log-file={log}", plain, "web", "--store", store, "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    web, printed = started(log, r"http://\S+\?token=\S+", plain, "web", "--store", store, "--listen", "127.0.0.1:0")
     failures = []
     paths = []
     try:
-        # Lines are read on a thread of their own: a buffered pipe and select() disagree.
-        lines = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in web.stdout], daemon=True).start()
-        url = None
-        deadline = time.monotonic() + 120
-        while url is None and time.monotonic() < deadline:
-            try:
-                line = lines.get(timeout=1)
-            except queue.Empty:
-                continue
-            if "?token=" in line:
-                url = line.strip()
-        if url is None:
-            return ["hp-sync web under valgrind printed no URL"]
+        if printed is None:
+            raise OSError("printed no URL")
+        url = printed.group(0)
         base = url.split("/?token=")[0]
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         inventory = opener.open(url, timeout=120).read().decode()
@@ -176,11 +178,8 @@ def web_under_memcheck(plain, work, store):
     except (OSError, AttributeError) as error:
         failures.append(f"hp-sync web under valgrind: {error}")
     finally:
-        web.send_signal(signal.SIGTERM)
-        web.wait(timeout=300)
-    invalid = invalid_accesses(log)
-    print(f"memcheck: hp-sync web ({2 + len(paths)} requests, a photo among them): {len(invalid)} invalid accesses")
-    return failures + [f"hp-sync web:\n{block}" for block in invalid]
+        failures += stopped(web, log, f"web ({2 + len(paths)} requests, a photo among them)")
+    return failures
 
 
 if __name__ == "__main__":
