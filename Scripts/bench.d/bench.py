@@ -274,7 +274,7 @@ def sqlite_floor(binary, items, images, store):
     rng = random.Random(3)
     origin = rng.randbytes(16)
     known = {"key", "name", "serialNumber", "valueInDollars", "dateCreated", "imageDigest", "imageSize",
-             "stamp", "origin", "deleted", "seq"}
+             "stamp", "origin", "deleted", "seq", "fields"}
     missing = [c for c in columns if c not in known]
     if missing:
         sys.exit(f"the SQLite floor does not know the item columns {missing}: teach sqlite_floor them")
@@ -287,7 +287,7 @@ def sqlite_floor(binary, items, images, store):
                   "valueInDollars": item["valueInDollars"], "dateCreated": ms,
                   "imageDigest": hashlib.sha256(image).digest() if image is not None else None,
                   "imageSize": len(image) if image is not None else None, "stamp": (ms << 16) | 1,
-                  "origin": origin, "deleted": 0, "seq": seq}
+                  "origin": origin, "deleted": 0, "seq": seq, "fields": None}
         rows.append(tuple(values[c] for c in columns))
     sql = f"INSERT INTO item ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     os.sync()

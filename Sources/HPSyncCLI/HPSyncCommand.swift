@@ -19,7 +19,7 @@ public struct HPSyncCommand: ParsableCommand {
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ImageCommand.self, ExportCommand.self, ImportCommand.self, ImportHomepwnerCommand.self,
             ExportHomepwnerCommand.self, VerifyCommand.self, TrashCommand.self, GCCommand.self,
-            StatusCommand.self, ClockCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self,
+            StatusCommand.self, ConflictsCommand.self, ClockCommand.self, IDCommand.self, PeerCommand.self, InviteCommand.self,
             KeyCommand.self,
             ServeCommand.self,
             PullCommand.self,

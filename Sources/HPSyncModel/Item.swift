@@ -23,6 +23,69 @@ public struct Item: Hashable, Sendable, Codable {
     public var image: ImageRef?
     public var version: Version
     public var deleted: Bool
+    /// The item's whole merge state (Protocol.md 5.9) when it says more than this record does:
+    /// fields at versions of their own, open conflicts, the fields a tombstone keeps. nil for a
+    /// whole record. Behind a reference: most items have none, and batches hold thousands.
+    ///
+    /// An item read to be sent holds its state in the compact form only (`mergeFields`), which
+    /// is read here on demand; that form comes from a store's rows or a peer's checked record.
+    public var mergeState: ItemMergeState? {
+        get {
+            switch mergeBox?.content {
+            case nil: nil
+            case .state(let state, _): state
+            case .fields(let fields): try? fields.state(of: recordOnly)
+            }
+        }
+        set { mergeBox = newValue.map { MergeStateBox(.state($0, joined: false)) } }
+    }
+    /// The merge state in its compact form (`MergeFields`), as a record carries it: the form
+    /// the item was read in, else made from `mergeState`; nil for a whole record. Setting it
+    /// keeps that form, unread, for the wire.
+    public var mergeFields: MergeFields? {
+        get {
+            switch mergeBox?.content {
+            case nil: nil
+            case .state(let state, let joined): MergeFields(state, joined: joined)
+            case .fields(let fields): fields
+            }
+        }
+        set { mergeBox = newValue.map { MergeStateBox(.fields($0)) } }
+    }
+    /// Whether the contents may not be the record the item's version's edit made: a field-merge
+    /// join put them together (Protocol.md 5.9 "Older peers"). Only a state with a merge state
+    /// can be joined so: setting it on a whole record does nothing. Not part of the item's
+    /// equality, as it is not part of the merge digest: two nodes with equal states may differ.
+    public var joined: Bool {
+        get {
+            switch mergeBox?.content {
+            case nil: false
+            case .state(_, let joined): joined
+            case .fields(let fields): fields.joined
+            }
+        }
+        set {
+            switch mergeBox?.content {
+            case nil: break
+            case .state(let state, _): mergeBox = MergeStateBox(.state(state, joined: newValue))
+            case .fields(var fields):
+                fields.joined = newValue
+                mergeBox = MergeStateBox(.fields(fields))
+            }
+        }
+    }
+    private var mergeBox: MergeStateBox?
+
+    /// This item without its merge state: the whole record its fields show.
+    private var recordOnly: Item {
+        var record = self
+        record.mergeBox = nil
+        return record
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case key, name, serialNumber, valueInDollars, dateCreatedMilliseconds, image, version, deleted
+    }
 
     public init(
         key: ItemKey, name: String, serialNumber: String? = nil, valueInDollars: Int64 = 0,
@@ -41,6 +104,36 @@ public struct Item: Hashable, Sendable, Codable {
     /// The tombstone that replaces `key` at `version`.
     public static func tombstone(key: ItemKey, version: Version) -> Item {
         Item(key: key, name: "", dateCreatedMilliseconds: 0, version: version, deleted: true)
+    }
+}
+
+/// An item's merge state behind a reference, read or in its compact form, compared by the
+/// state only.
+private final class MergeStateBox: Hashable, Sendable {
+    enum Content {
+        case state(ItemMergeState, joined: Bool)
+        case fields(MergeFields)
+    }
+
+    let content: Content
+    init(_ content: Content) { self.content = content }
+
+    /// Equal states have equal compact forms (the form is written one way): two read states
+    /// compare as states, anything else by the compact form's bytes.
+    static func == (lhs: MergeStateBox, rhs: MergeStateBox) -> Bool {
+        if case .state(let left, _) = lhs.content, case .state(let right, _) = rhs.content { return left == right }
+        return lhs.compact == rhs.compact
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(compact) }
+
+    private var compact: [AnyHashable] {
+        switch content {
+        case .state(let state, _):
+            let fields = MergeFields(state, joined: false)
+            return [AnyHashable(fields?.body), AnyHashable(fields?.conflicts)]
+        case .fields(let fields): return [AnyHashable(Optional(fields.body)), AnyHashable(Optional(fields.conflicts))]
+        }
     }
 }
 

@@ -7,9 +7,12 @@ public enum ProtocolLimits {
     /// tombstone garbage collection (`ManifestPage.reconcile_horizon`); version 3 makes a sink
     /// say what it did not apply (`PageDone.first_held_seq`, `refusals`)
     /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`);
-    /// version 4 adds blind stores (INTENT_BLIND) and the inventory key in Hello.
+    /// version 4 adds blind stores (INTENT_BLIND) and the inventory key in Hello; version 5
+    /// merges fields on their own (`ManifestEntry.merge_digest`, `Record.fields`).
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 4
+    public static let maxVersion: UInt32 = 5
+    /// The first version whose sinks join field by field (Protocol.md 5.9).
+    public static let fieldMergeVersion: UInt32 = 5
     /// The first version that defines INTENT_BLIND and Hello's inventory_key and blind.
     public static let blindVersion: UInt32 = 4
     /// The first version whose PageDone says what the sink refused or withheld.
@@ -40,6 +43,11 @@ public enum ProtocolLimits {
     public static let maxManifestEntries = 4096
     /// Most keys in one FetchRecords and records in one Records.
     public static let maxRecordsPerBatch = 1024
+    /// Most open conflicts in one Record (version 5).
+    public static let maxConflicts = 64
+    /// Longest fields bytes of one Record (version 5): full tables, a tombstone's longest
+    /// values and many agreeing candidates stay far below it.
+    public static let maxFieldsBytes = 16_384
     /// Most images in one FetchImages.
     public static let maxImagesPerRequest = 256
     /// Longest `software` text in Hello and `message` text in Error, in UTF-8 bytes.

@@ -51,7 +51,11 @@ enum Assets {
         .notice { background: #e8f6ec; border: 1px solid #9cd3ac; padding: .7rem 1rem; border-radius: 8px; margin-bottom: 1rem; }
         .error { background: #fdecea; border: 1px solid #f1a7a1; padding: .7rem 1rem; border-radius: 8px; }
         .inline { display: inline; }
-        @media (max-width: 700px) { .detail { grid-template-columns: 1fr; } }
+        .sides { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; }
+        .side img.photo { width: 100%; max-height: 260px; object-fit: contain; }
+        .side h3 { margin: 0 0 .3rem; font-size: .95rem; } .side .value { font-size: 1.2rem; font-weight: 600; }
+        .side.kept { border-left: 4px solid #2e7d32; padding-left: .6rem; } .side.losing { border-left: 4px solid #c62828; padding-left: .6rem; }
+        @media (max-width: 700px) { .detail, .sides { grid-template-columns: 1fr; } }
         .report td img { width: 1.6in; max-height: 1.2in; object-fit: contain; }
         .report tfoot td { font-weight: 700; }
         @media print {

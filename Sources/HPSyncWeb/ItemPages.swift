@@ -9,8 +9,17 @@ enum ItemPages {
 
     /// `imageMissing`: the record names a photo whose file is gone or damaged; the page says so
     /// and how to get it back, instead of showing a broken image.
-    static func detail(_ item: Item, csrf: String, notice: HTML? = nil, imageMissing: Bool = false) -> HTML {
+    static func detail(
+        _ item: Item, csrf: String, notice: HTML? = nil, imageMissing: Bool = false, conflicts: Int = 0
+    ) -> HTML {
         let key = item.key.rawValue
+        let clash: HTML =
+            conflicts == 0
+            ? .empty
+            : """
+            <p class="panel" id="item-conflicts">\(conflicts) open conflict\(conflicts == 1 ? "" : "s"): another node \
+            changed the same field. <a href="/conflicts?key=\(key)">See both values</a></p>
+            """
         let missing: HTML =
             "<div class=\"nophoto missing\">Photo missing — repair with <code>\(Store.repairCommand)</code></div>"
         let photo: HTML =
@@ -32,6 +41,7 @@ enum ItemPages {
             title: item.name, notice: notice,
             body: """
                 <h1>\(item.name)</h1>
+                \(clash)
                 <div class="detail">
                 <div>\(photo)
                 <form class="toolbar" method="post" action="/items/\(key)/photo" enctype="multipart/form-data">\(Layout.csrfField(csrf))

@@ -27,7 +27,7 @@ enum Layout {
             </head><body>
             <header><nav>
             <a class="brand" href="/">Homepwner · hp-sync</a>
-            <a href="/">Inventory</a> <a href="/new">Add item</a> <a href="/sync">Sync &amp; trash</a>
+            <a href="/">Inventory</a> <a href="/new">Add item</a> <a href="/sync">Sync &amp; trash</a> <a href="/conflicts">Conflicts</a>
             <a href="/report">Report</a>
             </nav></header>
             <main>\(clockBlock)\(noticeBlock)\(body)</main>

@@ -23,13 +23,15 @@ extension WebApp {
 
     func detail(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let (item, imageProblem) = try await liveItem(context)
+        let conflicts = try await worker.run { store in try store.mergeState(item.key)?.conflicts.count ?? 0 }
         let parameters = Self.parameters(request)
         let notice: HTML? =
             parameters["saved"] != nil
             ? "Saved."
             : parameters["added"] != nil ? "Added “\(item.name)”." : parameters["photo"] != nil ? "Photo updated." : nil
         return Layout.response(
-            ItemPages.detail(item, csrf: secrets.csrf, notice: notice, imageMissing: imageProblem != nil))
+            ItemPages.detail(
+                item, csrf: secrets.csrf, notice: notice, imageMissing: imageProblem != nil, conflicts: conflicts))
     }
 
     func add(_ request: Request) async throws -> Response {

@@ -36,7 +36,8 @@ extension WebApp {
             return Response(status: .notModified, headers: caching)
         }
         let bytes = try await worker.run { store -> Data? in
-            guard let url = try store.imageFile(withDigest: digest) else { return nil }
+            // An item's photo, or one that lost a clash (kept for the Conflicts page).
+            guard let url = try store.conflictPhotoFile(digest) else { return nil }
             return try? Data(contentsOf: url)
         }
         guard let bytes else { throw WebError.notFound("There is no such photo (its item may have been deleted).") }

@@ -61,6 +61,8 @@ public struct WebApp: Sendable {
         router.get("/items/:key/delete") { request, context in try await confirmDelete(request, context) }
         router.post("/items/:key/delete") { request, context in try await delete(request, context) }
         router.get("/sync") { request, _ in try await sync(request) }
+        router.get("/conflicts") { request, _ in try await conflicts(request) }
+        router.post("/conflicts/take") { request, _ in try await takeConflict(request) }
         router.post("/trash/restore") { request, _ in try await restore(request) }
         router.get("/report") { _, _ in try await report() }
         return router

@@ -3,8 +3,12 @@
 
 One scenario, checked against `hp-sync list --json` at every step: a request without the token
 is refused; open the URL with the token; add an item with a photo through the form; see its
-card; open it; edit its value; select two cards; remove them. Screenshots go to the test's
-temporary folder (printed), or to --screenshots DIR.
+card; open it; edit its value; select two cards; remove them. Then a real clash: a second
+store syncs with this one through `hp-sync serve` after both renamed the same item; the item
+page links to the Conflicts page, which shows both names side by side; "Take this value" on
+the losing name makes it the item's name and resolves the clash (`hp-sync conflicts --json`
+agrees, on both nodes after their next sync). Screenshots go to the test's temporary folder
+(printed), or to --screenshots DIR.
 
 Usage: web_browser_test.py PATH-TO-hp-sync [--screenshots DIR]
 Needs: chromium, chromium-driver (Debian) and the selenium package (Scripts/test installs them).
@@ -12,6 +16,7 @@ Needs: chromium, chromium-driver (Debian) and the selenium package (Scripts/test
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -149,6 +154,8 @@ def main() -> int:
             f.write(pdf)
         expect(pdf.startswith(b"%PDF"), "the report did not print to PDF")
         step(f"report rendered and printed to PDF ({len(pdf)} bytes)")
+
+        resolve_a_clash(driver, base, binary, work, store, shots, hps)
         print(f"screenshots: {shots}")
         print("PASS")
         return 0
@@ -160,6 +167,112 @@ def main() -> int:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def resolve_a_clash(driver, base: str, binary: str, work: str, store: str, shots: str, hps) -> None:
+    """A real clash between this store (the web's, which serves) and a second one (which syncs),
+    seen and resolved on the Conflicts page."""
+    desktop = os.path.join(work, "desktop")
+
+    def other(*args: str) -> str:
+        return subprocess.run([binary, *args, "--store", desktop], check=True, capture_output=True, text=True).stdout
+
+    def conflicts(run) -> list:
+        return json.loads(run("conflicts", "--json"))
+
+    other("init")
+    laptop_id, desktop_id = hps("id").split()[-1], other("id").split()[-1]
+    hps("peer", "add", "desktop", desktop_id, "--allow", "read-write")
+    serve_log = os.path.join(work, "serve.log")
+    with open(serve_log, "w") as log:
+        server = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--store", store],
+                                  stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        port = read_port(server, serve_log)
+        other("peer", "add", "laptop", laptop_id, "--address", f"127.0.0.1:{port}")
+        other("pull", "laptop")
+        (radio,) = [i["key"] for i in json.loads(other("list", "--json")) if i["name"] == "Old radio"]
+
+        # Both nodes rename the radio since their common version: a clash on the name.
+        hps("edit", radio, "--name", "Tube radio")
+        other("edit", radio, "--name", "Transistor radio")
+        other("sync", "laptop")
+        listed = conflicts(hps)
+        expect(len(listed) == 1 and listed[0]["key"] == radio and listed[0]["field"] == "name",
+               f"conflicts --json after the clash: {listed}")
+        kept, losing = listed[0]["kept"]["value"], listed[0]["losing"]["value"]
+        expect({kept, losing} == {"Tube radio", "Transistor radio"}, f"kept {kept!r}, losing {losing!r}")
+        expect([same_everywhere(c) for c in conflicts(other)] == [same_everywhere(c) for c in listed],
+               f"the nodes list different conflicts: {conflicts(other)} and {listed}")
+        step(f"two nodes renamed one item and synced through serve: {kept!r} kept, {losing!r} lost, on both")
+
+        # The item page says so and links to the Conflicts page of that item.
+        navigate(driver, driver.find_element(By.LINK_TEXT, "Inventory"))
+        navigate(driver, driver.find_element(By.CSS_SELECTOR, f".card[data-key='{radio}'] a"))
+        expect(driver.find_element(By.TAG_NAME, "h1").text == kept, "the item page does not show the kept name")
+        banner = driver.find_element(By.ID, "item-conflicts")
+        expect("1 open conflict" in banner.text, f"item page: {banner.text!r}")
+        navigate(driver, banner.find_element(By.LINK_TEXT, "See both values"))
+        expect(driver.current_url.endswith(f"/conflicts?key={radio}"), f"link led to {driver.current_url}")
+        cards = driver.find_elements(By.CSS_SELECTOR, "section.conflict")
+        expect(len(cards) == 1 and cards[0].get_attribute("id") == f"conflict-{radio}-name",
+               f"conflict cards {[c.get_attribute('id') for c in cards]}")
+        kept_side = cards[0].find_element(By.CSS_SELECTOR, ".sides .side.kept")
+        losing_side = cards[0].find_element(By.CSS_SELECTOR, ".sides .side.losing")
+        expect(kept_side.find_element(By.CSS_SELECTOR, ".value").text == kept, f"kept side: {kept_side.text!r}")
+        expect(losing_side.find_element(By.CSS_SELECTOR, ".value").text == losing, f"lost side: {losing_side.text!r}")
+        expect(kept_side.location["y"] == losing_side.location["y"]
+               and kept_side.location["x"] < losing_side.location["x"],
+               f"the values are not side by side: kept at {kept_side.location}, lost at {losing_side.location}")
+        expect(not kept_side.find_elements(By.TAG_NAME, "button"), "the kept side offers to take its own value")
+        driver.save_screenshot(os.path.join(shots, "web-conflicts.png"))
+        step("the item page links to its Conflicts page, which shows the kept and the lost name side by side")
+
+        # Take the losing value: an edit of the name, which resolves the clash.
+        navigate(driver, losing_side.find_element(By.XPATH, ".//button[normalize-space()='Take this value']"))
+        expect("Taken" in driver.find_element(By.CSS_SELECTOR, ".notice").text, "no 'Taken' notice")
+        expect(driver.find_elements(By.ID, "no-conflicts") and not driver.find_elements(By.CSS_SELECTOR,
+                                                                                       "section.conflict"),
+               "the Conflicts page still lists a conflict after taking the value")
+        driver.save_screenshot(os.path.join(shots, "web-conflict-taken.png"))
+        driver.get(f"{base}/items/{radio}")
+        expect(driver.find_element(By.TAG_NAME, "h1").text == losing, "the item does not show the taken name")
+        expect(not driver.find_elements(By.ID, "item-conflicts"), "the item page still announces a conflict")
+        expect(conflicts(hps) == [], f"conflicts --json after taking the value: {conflicts(hps)}")
+        named = {i["key"]: i["name"] for i in json.loads(hps("list", "--json"))}
+        expect(named[radio] == losing, f"list --json after taking the value: {named[radio]!r}")
+        step(f"'Take this value' made {losing!r} the name; the page, list --json and conflicts --json agree")
+
+        other("sync", "laptop")
+        expect(conflicts(other) == [], f"the other node after its sync: {conflicts(other)}")
+        named = {i["key"]: i["name"] for i in json.loads(other("list", "--json"))}
+        expect(named[radio] == losing, f"the other node's name after its sync: {named[radio]!r}")
+        step("after the next sync the other node holds the taken name and no conflict")
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def same_everywhere(conflict: dict) -> tuple:
+    """A listed conflict without the names each node gives the nodes ("this node", a peer's name)."""
+    return (conflict["key"], conflict["field"], conflict["name"],
+            *((side["value"], side["node"], side["at"]) for side in (conflict["kept"], conflict["losing"])))
+
+
+def read_port(server: subprocess.Popen, log: str) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(log) as f:
+            found = re.search(r"listen=127\.0\.0\.1:(\d+)", f.read())
+        if found:
+            return found.group(1)
+        if server.poll() is not None:
+            fail(f"hp-sync serve exited ({server.returncode}) before printing its address")
+        time.sleep(0.1)
+    fail("hp-sync serve printed no address within 30 s")
 
 
 def navigate(driver, element) -> None:

@@ -91,7 +91,7 @@ struct FuzzSink {
             endOfPage()
             apply(
                 page.entries.filter(\.deleted).map {
-                    IncomingRecord(item: .tombstone(key: $0.key, version: $0.version))
+                    Self.joining(IncomingRecord(item: .tombstone(key: $0.key, version: $0.version)))
                 })
         case .pageDone, .done: endOfPage()
         default: break
@@ -175,7 +175,7 @@ struct FuzzSink {
         var used = Set<ImageRef>()
         for var item in pending {
             guard !item.deleted, var ref = item.image else {
-                incoming.append(IncomingRecord(item: item))
+                incoming.append(Self.joining(IncomingRecord(item: item)))
                 continue
             }
             if let digest = rewritten[ref.digest] {
@@ -183,20 +183,29 @@ struct FuzzSink {
                 item.image = ref
             }
             if let local = store.item(orNil: item.key), !local.deleted, local.image == ref {
-                incoming.append(IncomingRecord(item: item))
+                incoming.append(Self.joining(IncomingRecord(item: item)))
             } else if let image = staged[ref] {
-                incoming.append(IncomingRecord(item: item, image: image))
+                incoming.append(Self.joining(IncomingRecord(item: item, image: image)))
                 // applyRemote consumes the staged temporaries it is given, applied or not.
                 used.insert(ref)
             } else if let file = try? store.imageFile(withDigest: ref.digest),
                 let copy = try? store.stageImage(copying: file, expected: ref)
             {
-                incoming.append(IncomingRecord(item: item, image: copy))
+                incoming.append(Self.joining(IncomingRecord(item: item, image: copy)))
             }
         }
         pending = []
         apply(incoming)
         for ref in used { staged[ref] = nil }
+    }
+
+    /// A record as a version-5 session applies it (Protocol.md 5.9): field by field, with the
+    /// merge state its fields bytes carry (none for a whole record).
+    static func joining(_ record: IncomingRecord) -> IncomingRecord {
+        var record = record
+        record.joinsFields = true
+        record.mergeState = record.item.mergeState
+        return record
     }
 
     func apply(_ incoming: [IncomingRecord]) {

@@ -64,6 +64,15 @@ import Testing
             return node
         }
 
+        /// Pushes home's items, then restores a second node from the blind store: two trusted
+        /// nodes that meet only there.
+        func pushedAndRestored() throws -> BinaryRunner {
+            try #require(try home.run(["push", "offsite"]).status == 0)
+            let node = try newNode()
+            try #require(try node.run(["pull", "offsite"]).status == 0)
+            return node
+        }
+
         /// Runs SQL on the blind store's database (the host tampering with what it keeps).
         func hostSQL(_ sql: String) throws {
             let script = "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.commit()"
@@ -170,9 +179,7 @@ import Testing
     @Test func editsAndDeletionsReachTheRestoredNodeAndBothNodesWrite() throws {
         let setup = try Offsite()
         defer { setup.cleanUp() }
-        #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        let other = try setup.newNode()
-        #expect(try other.run(["pull", "offsite"]).status == 0)
+        let other = try setup.pushedAndRestored()
         try #require(try setup.home.run(["edit", setup.keys[1], "--name", "Renamed at home"]).status == 0)
         try #require(try setup.home.run(["rm", setup.keys[2]]).status == 0)
         let photo = try setup.home.file("new.jpg", HPSyncTesting.jpeg(99, size: 30_000))
@@ -188,6 +195,35 @@ import Testing
         #expect(back.status == 0, "\(back.stderr)")
         #expect(try Offsite.items(other) == Offsite.items(setup.home))
         #expect(try setup.home.run(["verify"]).status == 0)
+        #expect(try setup.offsite.run(["verify"]).status == 0)
+    }
+
+    /// Field merge through a blind peer (Protocol.md 5.9): two nodes that meet only there edit
+    /// items concurrently, one the name and the other the value of one, and both the name of
+    /// another. Both edits of the first survive on both nodes; the clash is listed on both.
+    @Test func editsOfTwoFieldsSurviveThroughABlindPeerAndAClashIsListedOnBoth() throws {
+        let setup = try Offsite()
+        defer { setup.cleanUp() }
+        let other = try setup.pushedAndRestored()
+        try #require(try setup.home.run(["edit", setup.keys[1], "--name", "Renamed at home"]).status == 0)
+        try #require(try setup.home.run(["edit", setup.keys[3], "--name", "Named at home"]).status == 0)
+        try #require(try other.run(["edit", setup.keys[1], "--value", "77"]).status == 0)
+        try #require(try other.run(["edit", setup.keys[3], "--name", "Named on the other node"]).status == 0)
+        for node in [setup.home, other, setup.home] {
+            let synced = try node.run(["sync", "offsite"])
+            #expect(synced.status == 0, "\(synced.stderr)")
+        }
+        #expect(try Offsite.items(other) == Offsite.items(setup.home))
+        for node in [setup.home, other] {
+            let shown = try node.run(["show", setup.keys[1]]).text
+            #expect(shown.contains("Renamed at home") && shown.contains("77"), "\(shown)")
+            let listed = try node.run(["conflicts", "--json"])
+            let conflicts = try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]] ?? []
+            #expect(conflicts.count == 1, "\(listed.text)")
+            #expect(conflicts.first?["key"] as? String == setup.keys[3], "\(listed.text)")
+            #expect(conflicts.first?["field"] as? String == "name", "\(listed.text)")
+            #expect(try node.run(["verify"]).status == 0)
+        }
         #expect(try setup.offsite.run(["verify"]).status == 0)
     }
 
@@ -322,9 +358,7 @@ import Testing
     @Test func theMassDeletionGuardHoldsThroughABlindPeer() throws {
         let setup = try Offsite(items: 12)
         defer { setup.cleanUp() }
-        #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        let restored = try setup.newNode()
-        #expect(try restored.run(["pull", "offsite"]).status == 0)
+        let restored = try setup.pushedAndRestored()
         try #require(try setup.home.run(["rm"] + Array(setup.keys.prefix(11))).status == 0)
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
         let pulled = try restored.run(["pull", "offsite"])

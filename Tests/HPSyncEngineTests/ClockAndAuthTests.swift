@@ -88,12 +88,13 @@ import Testing
     }
 
     @Test func versionNegotiationPicksHighestCommon() {
-        // This build speaks 1...4.
-        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 4)
-        #expect(ServerHandshake.negotiate(min: 2, max: 5) == 4)
+        // This build speaks 1...5.
+        #expect(ServerHandshake.negotiate(min: 1, max: 6) == 5)
+        #expect(ServerHandshake.negotiate(min: 2, max: 5) == 5)
+        #expect(ServerHandshake.negotiate(min: 1, max: 4) == 4, "a version-4 client is served in version 4")
         #expect(ServerHandshake.negotiate(min: 1, max: 3) == 3, "a version-3 client is served in version 3")
         #expect(ServerHandshake.negotiate(min: 1, max: 2) == 2, "a version-2 client is served in version 2")
         #expect(ServerHandshake.negotiate(min: 1, max: 1) == 1, "a version-1 client (the interop client) is served")
-        #expect(ServerHandshake.negotiate(min: 5, max: 6) == nil)
+        #expect(ServerHandshake.negotiate(min: 6, max: 7) == nil)
     }
 }

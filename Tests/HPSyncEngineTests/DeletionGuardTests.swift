@@ -84,10 +84,12 @@ import Testing
             Gen.int(in: 1...40), Gen.int(in: 0...100), Gen.int(in: 0...4), Gen.int(in: 1...12),
             zip(Gen.int(in: 0...3), Gen.int(in: 0...40), Gen.int(in: -1...25), Gen.int(in: 0...1000)))
         let stats = Locked((histories: 0, refused: 0, lies: 0))
+        let base = HistoryRun.memoryFolder("deletion-guard")
+        defer { if let base { try? FileManager.default.removeItem(at: base) } }
         await propertyCheck(count: guardHistoryCount, input: generator) { input in
             let (live, percent, added, pageSize, (lieKind, lie, cap, seed)) = input
             let deleted = live * percent / 100
-            let setup = try Setup(live: live, deleted: deleted, added: added, seed: seed, in: HistoryRun.base)
+            let setup = try Setup(live: live, deleted: deleted, added: added, seed: seed, in: base)
             let rule = MassDeleteGuard(maxDelete: cap < 0 ? nil : cap)
             // 0: honest; 1: says none; 2: says some other number; 3: says far more.
             let announce: @Sendable (Int64) -> Int64 = { honest in

@@ -41,22 +41,34 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
         let gone = try a.add("Gone")
         _ = try a.store.delete([gone.key])
         var recorders: [(String, RecordingStream)] = []
+        /// Wraps a session's client stream in a recorder kept under `name`.
+        func record(_ name: String) -> (any ByteStream) -> any ByteStream {
+            { stream in
+                let recorder = RecordingStream(stream)
+                recorders.append((name, recorder))
+                return recorder
+            }
+        }
         try Sync.pull(
             b, from: a,
-            clientStream: { stream in
-                let recorder = RecordingStream(stream)
-                recorders.append(("pull", recorder))
-                return recorder
-            })
+            clientStream: record("pull"))
         try b.add("From b", image: jpeg(2, size: 500))
+        // A clash (version 5, Protocol.md 5.9): both rename the couch, b also sets its value.
+        _ = try a.store.edit(couch.key, ItemEdit(name: "Couch of a"))
+        _ = try b.store.edit(couch.key, ItemEdit(name: "Couch of b", valueInDollars: 700))
         try Sync.push(
             b, to: a,
-            wrap: { stream in
-                let recorder = RecordingStream(stream)
-                recorders.append(("push", recorder))
-                return recorder
-            })
-        #expect(recorders.count == 2)
+            wrap: record("push"))
+        // A new node pulls the joined state: records with candidates and an open conflict.
+        let c = try TestNode("c")
+        try a.allow(c)
+        try c.allow(a)
+        try Sync.pull(
+            c, from: a,
+            clientStream: record("clash"))
+        #expect(try a.store.conflictCount() == 1)
+        #expect(try c.store.conflictCount() == 1)
+        #expect(recorders.count == 3)
         for (_, recorder) in recorders {
             #expect(!recorder.received.withLock { $0 }.isEmpty)
         }
@@ -124,6 +136,8 @@ final class RecordingStream: ByteStream, @unchecked Sendable {
                             items.map { item in
                                 var item = item
                                 if let digest = item.image?.digest { item.image?.digest = zeroFirst(digest) }
+                                // Its field candidates (version 5) name the old digest: sent as a whole record.
+                                item.mergeState = nil
                                 return item
                             })))
             case .imageChunk(var bytes) where !chunkAltered:

@@ -40,7 +40,9 @@ struct BulkMessageDecodingTests {
                 version: Version(
                     stamp: VersionStamp(rawValue: UInt64.random(in: 0...UInt64.max, using: &random)),
                     origin: Bool.random(using: &random) ? origin : other),
-                deleted: Bool.random(using: &random), seq: seq)
+                deleted: Bool.random(using: &random), seq: seq,
+                // Version 5: a merge digest on some entries (0 is left out).
+                mergeDigest: Bool.random(using: &random) ? 0 : UInt64.random(in: 1...UInt64.max, using: &random))
         }
         var page = ManifestPage(
             entries: entries, throughSeq: seq + Int64.random(in: 0...3, using: &random),

@@ -54,6 +54,27 @@ import Testing
         #expect(try store.peerSyncStates().isEmpty)
     }
 
+    /// A sync with a peer whose clock differs beyond the skew is recorded at the earlier clock,
+    /// so `gc`'s clamp never rests on a time the peer's clock has not reached.
+    @Test func aSyncWithASkewedPeerIsRecordedAtTheEarlierClock() throws {
+        let dir = TempDirectory()
+        let clock = TestClock()
+        let store = try Fixtures.makeStore(dir, clock: clock)
+        try store.addPeer(Peer(name: "nas", nodeID: Fixtures.nodeB, permission: .read))
+        let now = clock.nowMilliseconds()
+        let dayBehind = now - 86_400_000
+        try store.recordSyncSuccess(peer: "nas", direction: .pull, peerClock: dayBehind)
+        try store.recordServed(peer: "nas", direction: .push, peerClock: dayBehind)
+        var states = try store.peerSyncStates()
+        #expect(states.map(\.lastSyncedAt) == [Int64(dayBehind), Int64(dayBehind)])
+        let cutoff = GCCutoff.decide(requested: Int64(now), peers: ["nas"], states: states, force: false)
+        #expect(cutoff.cutoffMilliseconds == Int64(dayBehind))
+        // A peer ahead bounds nothing beyond this clock.
+        try store.recordSyncSuccess(peer: "nas", direction: .pull, peerClock: now + 86_400_000)
+        states = try store.peerSyncStates()
+        #expect(states.first { $0.direction == .pull }?.lastSuccessAt == Int64(now))
+    }
+
     /// Regression (issue 35 §4): after `peer rm` and a `peer add` of the name with another node
     /// ID, `status` showed the old machine's last error, and its last sync counted for gc.
     @Test func aPeerAddedAgainUnderItsNameStartsWithNoHistory() throws {

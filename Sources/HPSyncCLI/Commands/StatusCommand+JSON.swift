@@ -12,6 +12,7 @@ extension StatusCommand {
         var images: Int
         var imageBytes: Int64
         var lastSeq: Int64
+        var conflicts: Int
         var peers: [PeerDocument]
         /// With `--check`: the limit in seconds and one line per stale peer (exit 1 if any).
         var check: Check?
@@ -70,7 +71,7 @@ extension StatusCommand {
             Document(
                 store: store.directory.path, nodeID: store.nodeID.description, storeID: "\(store.storeID)",
                 items: status.items, tombstones: status.tombstones, images: status.images,
-                imageBytes: status.imageBytes, lastSeq: status.lastSeq, peers: documents,
+                imageBytes: status.imageBytes, lastSeq: status.lastSeq, conflicts: status.conflicts, peers: documents,
                 check: check.map { Check(maxAgeSeconds: $0.seconds, stale: stale) }))
         if let check, !stale.isEmpty { throw StalePeers(problems: stale, maxAge: check.description) }
     }

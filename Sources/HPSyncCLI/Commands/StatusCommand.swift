@@ -41,6 +41,7 @@ struct StatusCommand: ParsableCommand {
             tombstones: \(status.tombstones)
             images:     \(status.images) (\(status.imageBytes) bytes)
             peers:      \(status.peers)
+            conflicts:  \(status.conflicts)\(status.conflicts > 0 ? " (hp-sync conflicts lists them)" : "")
             last seq:   \(status.lastSeq)
 
             """)

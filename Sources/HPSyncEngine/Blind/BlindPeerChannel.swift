@@ -9,8 +9,9 @@ import Logging
 /// from or pushes to exactly as it would a trusted server, while this side speaks INTENT_BLIND
 /// to the blind store over `remote` and seals or opens everything on the way (Protocol.md 5.8).
 ///
-/// The client's Hello is answered as a version-3 server would (the blind store's node ID and
-/// store ID, so checkpoints count in its sequence); before that, the mirror of the blind store
+/// The client's Hello is answered as a version-5 server would, without the inventory key (the
+/// blind store's node ID and store ID, so checkpoints count in its sequence; version 5 so the
+/// local sink joins what it opens field by field, Protocol.md 5.9); before that, the mirror of the blind store
 /// is brought up to date and checked against the head, so a rollback or a withheld entry stops
 /// the session before anything is applied or sent.
 public final class BlindPeerChannel: MessageChannel {
@@ -108,7 +109,7 @@ public final class BlindPeerChannel: MessageChannel {
         default:
             throw SyncError.protocolViolation(.violation("a blind peer is only pulled from or pushed to"))
         }
-        let version = min(hello.maxVersion, ProtocolLimits.imagesByDigestVersion)
+        let version = min(hello.maxVersion, ProtocolLimits.fieldMergeVersion)
         out.message(
             .hello(
                 HelloMessage(

@@ -7,7 +7,8 @@ import Logging
 
 /// The sink side of a push to a blind peer, played locally (`BlindPeerChannel`): for each page
 /// the local source offers, it asks for the records the blind store lacks or holds older (by the
-/// mirror), seals them, uploads the photos it does not hold yet, stores the sealed records, and
+/// mirror), or holds at the same version in another merge state (Protocol.md 5.9: a join keeps
+/// the greater version, so a state that took in an older one's fields keeps its version), seals them, uploads the photos it does not hold yet, stores the sealed records, and
 /// acknowledges the page as durable. The first write opens a new head epoch; the end of a push
 /// that wrote seals a finished head naming every entry the blind store now holds.
 final class BlindSink {
@@ -49,7 +50,7 @@ final class BlindSink {
     /// push offers can be mirrored but one it stored itself, which it does not offer again.
     private var startedEmpty: Bool?
 
-    private typealias Known = (version: Version, key: ItemKey, deleted: Bool)
+    private typealias Known = (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, epoch: Int64,
@@ -100,7 +101,10 @@ final class BlindSink {
                 if mirrored[id]?.damaged == true { damaged.insert(id) }
                 return true
             }
+            // An unknown digest (an entry another node stored, not opened here yet) is taken as
+            // the same state: the pull a sync starts with opens it and learns its digest.
             return row.entry.version < entry.version
+                || (row.entry.version == entry.version && row.mergeDigest.map { $0 != entry.mergeDigest } ?? false)
         }.map(\.0.key)
         counts.skipped += offered.entries.count - wanted.count
         if wanted.isEmpty { try finishPage() } else { out.message(.fetchRecords(wanted)) }
@@ -185,7 +189,7 @@ final class BlindSink {
                 } else {
                     counts.updated += 1
                 }
-                if let item { known[object.entry.id] = (item.version, item.key, item.deleted) }
+                if let item { known[object.entry.id] = (item.version, item.key, item.deleted, item.mergeDigest) }
             }
             let batches = held.chunked(ProtocolLimits.maxBlindObjects).map(Array.init)
             for (index, batch) in batches.enumerated() {

@@ -1,4 +1,5 @@
 import Foundation
+import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
@@ -104,12 +105,15 @@ final class BlindSource {
         let isFinal = rows.count < size
         opened = [:]
         let local = try store.mergeBases(rows.compactMap(\.key))
-        // Opened: versions this node never sealed or opened, and those newer than its own.
+        // Opened: versions this node never sealed or opened, those newer than its own, and those
+        // whose merge state differs from its own (Protocol.md 5.9: the sink fetches them).
         let needed = rows.filter { row in
-            guard let key = row.key, row.deleted != nil else { return true }
-            return (local[key]?.version).map { $0 < row.entry.version } ?? true
+            guard let key = row.key, row.deleted != nil, let digest = row.mergeDigest, let mine = local[key] else {
+                return true
+            }
+            return mine.version < row.entry.version || mine.mergeDigest != digest
         }
-        var learned: [(entry: BlindEntry, key: ItemKey, deleted: Bool)] = []
+        var learned: [(entry: BlindEntry, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = []
         var damaged: [BlindEntry] = []
         for chunk in needed.chunked(ProtocolLimits.maxBlindObjects) {
             let objects = try remote.get(Array(chunk.map(\.entry.id)))
@@ -124,7 +128,7 @@ final class BlindSource {
                 do {
                     let item = try seal.open(object)
                     opened[item.key] = item
-                    learned.append((row.entry, item.key, item.deleted))
+                    learned.append((row.entry, item.key, item.deleted, item.mergeDigest))
                 } catch {
                     findings.append("\(error)")
                     damaged.append(row.entry)
@@ -135,14 +139,16 @@ final class BlindSource {
         try store.markBlindDamaged(peer: peer.nodeID, damaged)
         let bad = Set(damaged.map(\.id))
         let learnedKeys = Dictionary(
-            learned.map { ($0.entry.id, ($0.key, $0.deleted)) }, uniquingKeysWith: { a, _ in a })
+            learned.map { ($0.entry.id, ($0.key, $0.deleted, $0.mergeDigest)) }, uniquingKeysWith: { a, _ in a })
         var entries: [ManifestEntry] = []
         for row in rows where !bad.contains(row.entry.id) {
             guard
-                let (key, deleted) = learnedKeys[row.entry.id]
-                    ?? row.key.flatMap({ key in row.deleted.map { (key, $0) } })
+                let (key, deleted, digest) = learnedKeys[row.entry.id]
+                    ?? row.key.flatMap({ key in row.deleted.map { (key, $0, row.mergeDigest ?? 0) } })
             else { continue }
-            entries.append(ManifestEntry(key: key, version: row.entry.version, deleted: deleted, seq: row.entry.seq))
+            entries.append(
+                ManifestEntry(
+                    key: key, version: row.entry.version, deleted: deleted, seq: row.entry.seq, mergeDigest: digest))
         }
         let through = isFinal ? max(last, rows.last?.entry.seq ?? cursor, cursor) : rows.last!.entry.seq
         var page = ManifestPage(entries: entries, throughSeq: through, isFinal: isFinal)

@@ -116,6 +116,8 @@ public final class SyncClient {
             &report, channel, intent: .push, serverNodeID: serverNodeID, peerName: peerName, plan: plan)
         // What was offered before counts only if this store still has that history; the server
         // skips what it has when everything is offered again.
+        try SourceSession.restampJoinedItems(
+            forSinkOf: server.version, store: store, dryRun: plan.dryRun, logger: logger)
         let recorded = try store.checkpoint(peerStore: server.storeID, direction: .push)
         let start = try ListingStart.decide(for: store, checkpoint: recorded, version: server.version)
         if case .needsReconciliation(let horizon) = start {

@@ -79,7 +79,8 @@ public struct SyncRun {
                         "inserted": "\(report.inserted.count)", "updated": "\(report.updated.count)",
                         "deleted": "\(report.deleted.count)", "refused": "\(report.refused.count)",
                     ])
-                try? store.recordSyncSuccess(peer: peer.name, direction: direction)
+                try? store.recordSyncSuccess(
+                    peer: peer.name, direction: direction, peerClock: report.clockSkew?.peerMilliseconds)
             }
             return report
         } catch {

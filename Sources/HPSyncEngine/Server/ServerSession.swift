@@ -92,7 +92,10 @@ public final class ServerSession {
             // What `status` shows and what bounds `gc`: when each peer last synced with us (a
             // preview is not a sync, nor is a session that only fetched images by digest).
             do {
-                if !current.dryRun && synced { try store.recordServed(peer: peer.name, direction: direction) }
+                if !current.dryRun && synced {
+                    try store.recordServed(
+                        peer: peer.name, direction: direction, peerClock: clockSkew?.peerMilliseconds)
+                }
             } catch {
                 log.warning("could not record the session for status", metadata: ["error": "\(error)"])
             }
@@ -171,7 +174,7 @@ public final class ServerSession {
         let counts = session.counts
         do {
             let direction: SyncDirection = counts.stored + counts.photosStored > 0 ? .push : .pull
-            try store.recordServed(peer: peer.name, direction: direction)
+            try store.recordServed(peer: peer.name, direction: direction, peerClock: clockSkew?.peerMilliseconds)
         } catch {
             logger.warning("could not record the session for status", metadata: ["error": "\(error)"])
         }
@@ -225,6 +228,7 @@ public final class ServerSession {
         guard case .pullRequest(let checkpointStore, let since) = request else {
             throw SyncError.protocolViolation(.unexpectedMessage(got: request.name, expected: "PullRequest"))
         }
+        try SourceSession.restampJoinedItems(forSinkOf: version, store: store, dryRun: report.dryRun, logger: logger)
         let start = try ListingStart.decide(
             for: store, checkpoint: checkpointStore == store.storeID ? since : nil, version: version)
         if case .needsReconciliation(let horizon) = start {

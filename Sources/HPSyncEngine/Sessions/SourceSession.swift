@@ -31,6 +31,19 @@ final class SourceSession {
         self.images = ImageSender(channel: channel, store: store, logger: logger)
     }
 
+    /// Restamps the store's joined items (`Store.restampJoinedItems`) when the sink is older
+    /// than field merge, so that no record it receives shows, at a version, other contents than
+    /// that version's edit made (Protocol.md 5.9 "Older peers"). Called before the listing
+    /// starts, so the restamped versions are in the feed the session reads; not for a dry run,
+    /// which changes nothing here.
+    static func restampJoinedItems(forSinkOf version: UInt32, store: Store, dryRun: Bool, logger: Logger) throws {
+        guard version < ProtocolLimits.fieldMergeVersion, !dryRun else { return }
+        let keys = try store.restampJoinedItems()
+        guard !keys.isEmpty else { return }
+        logger.debug(
+            "restamped joined items for a version-\(version) sink", metadata: ["count": "\(keys.count)"])
+    }
+
     /// What one PageDone of the sink says.
     struct Acknowledgement {
         /// Set when the sink has durably applied pages through it that it had not confirmed before.

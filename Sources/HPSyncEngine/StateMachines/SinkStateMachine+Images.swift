@@ -40,8 +40,8 @@ extension SinkStateMachine {
     /// has the same bytes (no bytes move), else bytes fetched from the source once per digest.
     mutating func planImages(_ work: inout PageWork) -> Action {
         var lookUp: [SHA256Digest] = []
-        for item in work.winners where !item.deleted {
-            guard let image = item.image else { continue }
+        for item in work.winners {
+            guard let image = work.photo(of: item) else { continue }
             guard image.size <= configuration.maxImageBytes else {
                 return .fail(
                     SyncError.imageTooLarge(
@@ -64,7 +64,7 @@ extension SinkStateMachine {
         var wanted: [ImageWanted] = []
         var fetchedDigests = Set<SHA256Digest>()
         for item in work.lookingUp {
-            guard let digest = item.image?.digest else { continue }
+            guard let digest = work.photo(of: item)?.digest else { continue }
             if let file = files[digest] {
                 work.images[item.key] = .localCopy(file)
             } else {
@@ -94,7 +94,7 @@ extension SinkStateMachine {
             switch work.images[item.key] {
             case .fetched: fetching.append(item)
             case .localCopy, .staged: return nil
-            case .alreadyHere, nil: ahead.append(IncomingRecord(item: item, image: nil))
+            case .alreadyHere, nil: ahead.append(incomingRecord(item, nil))
             }
         }
         guard ahead.count >= BatchPolicy.aheadOfImages else { return nil }
@@ -117,7 +117,7 @@ extension SinkStateMachine {
         }
         var copies: [LocalCopy] = []
         for item in work.winners {
-            guard case .localCopy(let file) = work.images[item.key], let image = item.image else { continue }
+            guard case .localCopy(let file) = work.images[item.key], let image = work.photo(of: item) else { continue }
             copies.append(LocalCopy(key: item.key, file: file, image: image))
         }
         guard !copies.isEmpty else { return assemble(&work, copies: [:]) }
@@ -127,22 +127,26 @@ extension SinkStateMachine {
     /// Gives each winning record the image it names.
     private mutating func assemble(_ work: inout PageWork, copies: [ItemKey: StagedImage]) -> Action {
         for item in work.winners {
-            guard !item.deleted, let image = item.image, let source = work.images[item.key] else {
-                work.incoming.append(IncomingRecord(item: item, image: nil))
+            guard let image = work.photo(of: item), let source = work.images[item.key] else {
+                work.incoming.append(incomingRecord(item, nil))
                 continue
             }
             switch source {
             case .alreadyHere:
-                work.incoming.append(IncomingRecord(item: item, image: nil))
+                work.incoming.append(incomingRecord(item, nil))
             case .staged(let held):
-                work.incoming.append(IncomingRecord(item: item, image: held))
+                work.incoming.append(incomingRecord(item, held))
             case .localCopy:
                 guard let copy = copies[item.key] else { preconditionFailure("a local copy was not staged") }
                 work.pending.staged.append(copy)
-                work.incoming.append(IncomingRecord(item: item, image: copy))
+                work.incoming.append(incomingRecord(item, copy))
             case .fetched:
                 if let staged = work.fetched[image.digest] {
-                    work.incoming.append(IncomingRecord(item: item, image: staged))
+                    work.incoming.append(incomingRecord(item, staged))
+                } else if item.deleted {
+                    // A tombstone's photo the source does not have: the join applies without it
+                    // (a revival with the image missing, healed by digest; Protocol.md 5.9).
+                    work.incoming.append(incomingRecord(item, nil))
                 } else {
                     // The source no longer has these bytes (changed meanwhile, or lost). The
                     // record is not applied without its image, and the checkpoint stays before

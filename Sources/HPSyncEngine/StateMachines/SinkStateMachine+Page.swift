@@ -161,7 +161,8 @@ extension SinkStateMachine {
             work.pending.newestRemoteStamp = entry.version.stamp
         }
         let plan = MergePlanner.plan(
-            ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local)
+            ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local,
+            mergesFields: mergesFields)
         report.refused += refusals.map { SyncReport.Refusal(key: $0.key.rawValue, reason: $0.reason) }
         report.skipped += plan.skipped
         if isPreview {
@@ -171,8 +172,10 @@ extension SinkStateMachine {
             report.tombstonesRecorded += plan.tombstonesRecorded.count
             return previewRecords(plan.fetch, &work)
         }
-        work.incoming = plan.tombstones.map { IncomingRecord(item: $0, image: nil) }
-        work.deletions = plan.deleted.count
+        work.incoming = plan.tombstones.map { incomingRecord($0, nil) }
+        // Tombstones that are fetched (version 5: they keep fields) count when their records
+        // arrive, like any record that turns out deleted.
+        work.deletions = plan.tombstones.filter { local[$0.key].map { !$0.deleted } ?? false }.count
         guard !plan.fetch.isEmpty else { return admitDeletions(&work) }
         work.fetching = true
         work.recordRequests = plan.fetch.chunked(ProtocolLimits.recordBatchSize)

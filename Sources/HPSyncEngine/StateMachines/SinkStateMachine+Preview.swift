@@ -21,7 +21,8 @@ extension SinkStateMachine {
     /// the same key, nor fetch for an earlier page (as `planImages` decides).
     mutating func previewImages(_ work: inout PageWork) -> Action {
         var lookUp: [SHA256Digest] = []
-        for item in work.records where !item.deleted && MergePlanner.wins(item.version, over: work.local[item.key]) {
+        for item in work.records
+        where !item.deleted && MergePlanner.wins(item, over: work.local[item.key], mergesFields: mergesFields) {
             guard let image = item.image, !previewedDigests.contains(image.digest) else { continue }
             if let mine = work.local[item.key], !mine.deleted, mine.image == image { continue }
             work.lookingUp.append(item)

@@ -15,7 +15,9 @@ extension SinkStateMachine {
         if isPreview { return previewImages(&work) }
         // The records that win the merge rule wait in `winners` for the clock guard: a record
         // can be newer than its manifest entry, so its own stamp must pass the guard too.
-        work.winners = work.records.filter { MergePlanner.wins($0.version, over: work.local[$0.key]) }
+        work.winners = work.records.filter {
+            MergePlanner.wins($0, over: work.local[$0.key], mergesFields: mergesFields)
+        }
         guard !work.winners.isEmpty else { return judgeRecords(&work, refusals: []) }
         work.checkingClocks = .records
         return .checkClocks(work.winners.map(\.version))
@@ -73,7 +75,8 @@ extension SinkStateMachine {
     private mutating func admitted(_ work: inout PageWork) -> Action {
         guard work.fetching else { return holdPage(&work) }
         // Files the batch in flight may unlink are no source for a copy until it is committed.
-        let withImages = work.winners.contains { !$0.deleted && $0.image != nil }
+        noteTombstonePhotos(&work)
+        let withImages = work.winners.contains { work.photo(of: $0) != nil }
         if withImages, committing.contains(where: \.mayRemoveImages) {
             work.next = .planImages
             return .commit(.wait)

@@ -162,6 +162,9 @@ struct SinkStateMachine {
         /// Records not applied: refused by the clock guard, or without their image.
         var withheld: [ItemKey] = []
         var images: [ItemKey: ImageSource] = [:]
+        /// Winning tombstones whose join shows or keeps a photo this store may lack
+        /// (`tombstonePhoto`): the bytes are fetched like a record's own image.
+        var tombstonePhotos: [ItemKey: ImageRef] = [:]
         /// Winning records whose image may be a file of this store under another key.
         var lookingUp: [Item] = []
         var imageRequests: [ArraySlice<ImageWanted>] = []

@@ -555,6 +555,10 @@ public nonisolated struct Hpsync_V1_ManifestEntry: Sendable {
   /// the source's change sequence number of this entry
   public var seq: UInt64 = 0
 
+  /// Version 5: the digest of the item's merge state (Protocol.md section 5.9), 0 for a whole
+  /// record. A sink fetches the record when it differs from its own, whatever the versions.
+  public var mergeDigest: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -645,11 +649,70 @@ public nonisolated struct Hpsync_V1_Record: Sendable {
 
   public var deleted: Bool = false
 
+  /// Version 5: the open conflicts (Protocol.md 5.9): each field's candidates that lost to its
+  /// value with another value. Only with fields.
+  public var conflicts: [Hpsync_V1_FieldCandidate] = []
+
+  /// Version 5: the state is joined (Protocol.md 5.9, "Older peers"): its fields were put
+  /// together by a merge and need not be the record its version's edit made. Only with
+  /// fields; a receiver ignores it on a whole record.
+  public var joined: Bool = false
+
+  /// Version 5: the fields bytes (Protocol.md 5.9, "The fields bytes") when the item's merge
+  /// state says more than the fields above; empty for a whole record.
+  public var fields: Data = Data()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _serialNumber: String? = nil
+}
+
+/// Version 5: one value of one field with the edit that set it (Protocol.md section 5.9): an
+/// open conflict of a Record.
+public nonisolated struct Hpsync_V1_FieldCandidate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1 name, 2 serial_number, 3 value_in_dollars, 4 date_created_ms, 5 photo
+  public var field: UInt32 = 0
+
+  /// the version of the edit that set the value
+  public var stamp: UInt64 = 0
+
+  public var origin: Data = Data()
+
+  /// the base: the field's greatest version its editor held
+  public var baseStamp: UInt64 = 0
+
+  /// empty: the base is unknown (then base_stamp is 0)
+  public var baseOrigin: Data = Data()
+
+  /// name; serial number (absent: no serial number)
+  public var text: String {
+    get {_text ?? String()}
+    set {_text = newValue}
+  }
+  /// Returns true if `text` has been explicitly set.
+  public var hasText: Bool {self._text != nil}
+  /// Clears the value of `text`. Subsequent reads from it will return its default value.
+  public mutating func clearText() {self._text = nil}
+
+  /// value in dollars; date created (ms)
+  public var integer: Int64 = 0
+
+  /// photo: 32 bytes, or empty for no photo
+  public var imageSha256: Data = Data()
+
+  public var imageSize: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _text: String? = nil
 }
 
 public nonisolated struct Hpsync_V1_Records: Sendable {
@@ -1705,7 +1768,7 @@ nonisolated extension Hpsync_V1_PullRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ManifestEntry"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}seq\0\u{3}merge_digest\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1718,6 +1781,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
       case 3: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 6: try { try decoder.decodeSingularFixed64Field(value: &self.mergeDigest) }()
       default: break
       }
     }
@@ -1739,6 +1803,9 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
     if self.seq != 0 {
       try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 5)
     }
+    if self.mergeDigest != 0 {
+      try visitor.visitSingularFixed64Field(value: self.mergeDigest, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1748,6 +1815,7 @@ nonisolated extension Hpsync_V1_ManifestEntry: SwiftProtobuf.Message, SwiftProto
     if lhs.origin != rhs.origin {return false}
     if lhs.deleted != rhs.deleted {return false}
     if lhs.seq != rhs.seq {return false}
+    if lhs.mergeDigest != rhs.mergeDigest {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1845,7 +1913,7 @@ nonisolated extension Hpsync_V1_FetchRecords: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Record"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}name\0\u{3}serial_number\0\u{3}value_in_dollars\0\u{3}date_created_ms\0\u{3}image_sha256\0\u{3}image_size\0\u{1}stamp\0\u{1}origin\0\u{1}deleted\0\u{1}conflicts\0\u{1}joined\0\u{1}fields\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1863,6 +1931,9 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.stamp) }()
       case 9: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.conflicts) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.joined) }()
+      case 13: try { try decoder.decodeSingularBytesField(value: &self.fields) }()
       default: break
       }
     }
@@ -1903,6 +1974,15 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.deleted != false {
       try visitor.visitSingularBoolField(value: self.deleted, fieldNumber: 10)
     }
+    if !self.conflicts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.conflicts, fieldNumber: 11)
+    }
+    if self.joined != false {
+      try visitor.visitSingularBoolField(value: self.joined, fieldNumber: 12)
+    }
+    if !self.fields.isEmpty {
+      try visitor.visitSingularBytesField(value: self.fields, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1917,6 +1997,83 @@ nonisolated extension Hpsync_V1_Record: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.stamp != rhs.stamp {return false}
     if lhs.origin != rhs.origin {return false}
     if lhs.deleted != rhs.deleted {return false}
+    if lhs.conflicts != rhs.conflicts {return false}
+    if lhs.joined != rhs.joined {return false}
+    if lhs.fields != rhs.fields {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Hpsync_V1_FieldCandidate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FieldCandidate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}field\0\u{1}stamp\0\u{1}origin\0\u{3}base_stamp\0\u{3}base_origin\0\u{1}text\0\u{1}integer\0\u{3}image_sha256\0\u{3}image_size\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.field) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.stamp) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.origin) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.baseStamp) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.baseOrigin) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self._text) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.integer) }()
+      case 8: try { try decoder.decodeSingularBytesField(value: &self.imageSha256) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.imageSize) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.field != 0 {
+      try visitor.visitSingularUInt32Field(value: self.field, fieldNumber: 1)
+    }
+    if self.stamp != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stamp, fieldNumber: 2)
+    }
+    if !self.origin.isEmpty {
+      try visitor.visitSingularBytesField(value: self.origin, fieldNumber: 3)
+    }
+    if self.baseStamp != 0 {
+      try visitor.visitSingularUInt64Field(value: self.baseStamp, fieldNumber: 4)
+    }
+    if !self.baseOrigin.isEmpty {
+      try visitor.visitSingularBytesField(value: self.baseOrigin, fieldNumber: 5)
+    }
+    try { if let v = self._text {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+    } }()
+    if self.integer != 0 {
+      try visitor.visitSingularInt64Field(value: self.integer, fieldNumber: 7)
+    }
+    if !self.imageSha256.isEmpty {
+      try visitor.visitSingularBytesField(value: self.imageSha256, fieldNumber: 8)
+    }
+    if self.imageSize != 0 {
+      try visitor.visitSingularUInt64Field(value: self.imageSize, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Hpsync_V1_FieldCandidate, rhs: Hpsync_V1_FieldCandidate) -> Bool {
+    if lhs.field != rhs.field {return false}
+    if lhs.stamp != rhs.stamp {return false}
+    if lhs.origin != rhs.origin {return false}
+    if lhs.baseStamp != rhs.baseStamp {return false}
+    if lhs.baseOrigin != rhs.baseOrigin {return false}
+    if lhs._text != rhs._text {return false}
+    if lhs.integer != rhs.integer {return false}
+    if lhs.imageSha256 != rhs.imageSha256 {return false}
+    if lhs.imageSize != rhs.imageSize {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -26,11 +26,14 @@ enum BulkMessageEncoder {
                 writer.field(7, UInt64(page.imageBytesAhead))
             }
         case .records(let items):
-            let size = items.reduce(0) { $0 + nestedSize(recordSize($1)) }
+            // Version 5: an edited item's record carries its fields bytes (a page of edits has many).
+            let fields = items.map(\.mergeFields)
+            let sizes = zip(items, fields).map { recordSize($0, $1) }
+            let size = sizes.reduce(0) { $0 + nestedSize($1) }
             return envelope(field: 6, size: size) { writer in
-                for item in items {
-                    writer.header(1, length: recordSize(item))
-                    write(item, into: &writer)
+                for index in items.indices {
+                    writer.header(1, length: sizes[index])
+                    write(items[index], fields[index], into: &writer)
                 }
             }
         default:
@@ -61,7 +64,7 @@ enum BulkMessageEncoder {
     private static func entrySize(_ entry: ManifestEntry) -> Int {
         bytesFieldSize(entry.key.rawValue.utf8.count) + varintFieldSize(entry.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(entry.deleted ? 1 : 0)
-            + varintFieldSize(UInt64(entry.seq))
+            + varintFieldSize(UInt64(entry.seq)) + (entry.mergeDigest == 0 ? 0 : 9)
     }
 
     private static func write(_ entry: ManifestEntry, into writer: inout ProtobufWriter) {
@@ -70,14 +73,19 @@ enum BulkMessageEncoder {
         writer.field(3, bytes: entry.version.origin.bytes)
         writer.field(4, entry.deleted ? 1 : 0)
         writer.field(5, UInt64(entry.seq))
+        writer.fixed64(6, entry.mergeDigest)
     }
 
     // MARK: - Records
 
-    private static func recordSize(_ item: Item) -> Int {
+    private static func recordSize(_ item: Item, _ fields: MergeFields?) -> Int {
         var size =
             bytesFieldSize(item.key.rawValue.utf8.count) + varintFieldSize(item.version.stamp.rawValue)
             + bytesFieldSize(NodeID.byteCount) + varintFieldSize(item.deleted ? 1 : 0)
+        if let fields {
+            for candidate in fields.conflicts { size += nestedSize(candidateSize(candidate)) }
+            size += varintFieldSize(fields.joined ? 1 : 0) + bytesFieldSize(fields.body.count)
+        }
         guard !item.deleted else { return size }
         size += bytesFieldSize(item.name.utf8.count)
         if let serial = item.serialNumber { size += nestedSize(serial.utf8.count) }
@@ -89,7 +97,7 @@ enum BulkMessageEncoder {
         return size
     }
 
-    private static func write(_ item: Item, into writer: inout ProtobufWriter) {
+    private static func write(_ item: Item, _ fields: MergeFields?, into writer: inout ProtobufWriter) {
         writer.field(1, text: item.key.rawValue)
         if !item.deleted {
             writer.field(2, text: item.name)
@@ -108,6 +116,61 @@ enum BulkMessageEncoder {
         writer.field(8, item.version.stamp.rawValue)
         writer.field(9, bytes: item.version.origin.bytes)
         writer.field(10, item.deleted ? 1 : 0)
+        guard let fields else { return }
+        for candidate in fields.conflicts {
+            writer.header(11, length: candidateSize(candidate))
+            write(candidate, into: &writer)
+        }
+        writer.field(12, fields.joined ? 1 : 0)
+        writer.field(13, bytes: fields.body)
+    }
+
+    // MARK: - FieldCandidate (version 5: an open conflict)
+
+    private static func fieldNumber(_ field: ItemField) -> UInt64 {
+        UInt64(ItemField.allCases.firstIndex(of: field)! + 1)
+    }
+
+    private static func candidateSize(_ candidate: ListedCandidate) -> Int {
+        var size =
+            varintFieldSize(fieldNumber(candidate.field)) + varintFieldSize(candidate.version.stamp.rawValue)
+            + bytesFieldSize(NodeID.byteCount)
+        if let base = candidate.base {
+            size += varintFieldSize(base.stamp.rawValue) + bytesFieldSize(NodeID.byteCount)
+        }
+        switch candidate.content {
+        // A name is set even when empty (proto3 `optional`), so it is written.
+        case .text(let text): size += nestedSize(text.utf8.count)
+        case .optionalText(let text): if let text { size += nestedSize(text.utf8.count) }
+        case .integer(let value): size += varintFieldSize(UInt64(bitPattern: value))
+        case .photo(let ref):
+            if let ref { size += bytesFieldSize(SHA256Digest.byteCount) + varintFieldSize(UInt64(ref.size)) }
+        }
+        return size
+    }
+
+    private static func write(_ candidate: ListedCandidate, into writer: inout ProtobufWriter) {
+        writer.field(1, fieldNumber(candidate.field))
+        writer.field(2, candidate.version.stamp.rawValue)
+        writer.field(3, bytes: candidate.version.origin.bytes)
+        if let base = candidate.base {
+            writer.field(4, base.stamp.rawValue)
+            writer.field(5, bytes: base.origin.bytes)
+        }
+        func text(_ text: String) {
+            writer.header(6, length: text.utf8.count)
+            writer.append(text)
+        }
+        switch candidate.content {
+        case .text(let value): text(value)
+        case .optionalText(let value): if let value { text(value) }
+        case .integer(let value): writer.field(7, UInt64(bitPattern: value))
+        case .photo(let ref):
+            if let ref {
+                writer.field(8, bytes: ref.digest.bytes)
+                writer.field(9, UInt64(ref.size))
+            }
+        }
     }
 
     // MARK: - Sizes (every field number here is below 16: its tag is one byte)
@@ -137,6 +200,7 @@ struct ProtobufWriter {
     /// The wire types this writer writes.
     enum WireType: UInt8 {
         case varint = 0
+        case fixed64 = 1
         case lengthDelimited = 2
     }
 
@@ -173,6 +237,13 @@ struct ProtobufWriter {
         guard value != 0 else { return }
         tag(number, .varint)
         varint(value)
+    }
+
+    /// A fixed64 field, left out at 0 (one byte of tag, eight little-endian bytes).
+    mutating func fixed64(_ number: UInt64, _ value: UInt64) {
+        guard value != 0 else { return }
+        tag(number, .fixed64)
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     /// A string field, left out when empty.

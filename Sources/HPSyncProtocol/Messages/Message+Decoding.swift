@@ -195,7 +195,7 @@ extension Message {
                     version: Version(
                         stamp: VersionStamp(rawValue: entry.stamp),
                         origin: try node(entry.origin, "ManifestEntry", reusing: &origin)),
-                    deleted: entry.deleted, seq: entrySeq))
+                    deleted: entry.deleted, seq: entrySeq, mergeDigest: entry.mergeDigest))
         }
         var result = ManifestPage(
             entries: entries, throughSeq: throughSeq, isFinal: page.final,
@@ -211,7 +211,7 @@ extension Message {
         let itemKey = try key(record.key, "Record", "key")
         let version = Version(
             stamp: VersionStamp(rawValue: record.stamp), origin: try node(record.origin, "Record", reusing: &origin))
-        if record.deleted { return Item.tombstone(key: itemKey, version: version) }
+        if record.deleted { return try withFields(Item.tombstone(key: itemKey, version: version), record) }
         guard record.name.utf8.count <= ItemLimits.maxNameBytes else {
             throw .invalidField(
                 message: "Record", field: "name", problem: "is \(record.name.utf8.count) bytes, the limit is 1024")
@@ -235,10 +235,12 @@ extension Message {
         } else if record.imageSize != 0 {
             throw .invalidField(message: "Record", field: "image_size", problem: "must be 0 when there is no image")
         }
-        return Item(
-            key: itemKey, name: record.name, serialNumber: record.hasSerialNumber ? record.serialNumber : nil,
-            valueInDollars: record.valueInDollars, dateCreatedMilliseconds: record.dateCreatedMs, image: image,
-            version: version, deleted: false)
+        return try withFields(
+            Item(
+                key: itemKey, name: record.name, serialNumber: record.hasSerialNumber ? record.serialNumber : nil,
+                valueInDollars: record.valueInDollars, dateCreatedMilliseconds: record.dateCreatedMs, image: image,
+                version: version, deleted: false),
+            record)
     }
 
     private static func counts(_ counts: Hpsync_V1_ChangeCounts) -> ChangeCounts {
@@ -264,7 +266,7 @@ extension Message {
         }
     }
 
-    private static func key(_ text: String, _ message: String, _ field: String) throws(ProtocolError) -> ItemKey {
+    static func key(_ text: String, _ message: String, _ field: String) throws(ProtocolError) -> ItemKey {
         do {
             return try ItemKey(text)
         } catch {
@@ -272,8 +274,7 @@ extension Message {
         }
     }
 
-    private static func digest(_ bytes: Data, _ message: String, _ field: String) throws(ProtocolError) -> SHA256Digest
-    {
+    static func digest(_ bytes: Data, _ message: String, _ field: String) throws(ProtocolError) -> SHA256Digest {
         guard let digest = SHA256Digest(bytes: bytes) else {
             throw .invalidField(message: message, field: field, problem: "must be 32 bytes, got \(bytes.count)")
         }
@@ -290,7 +291,7 @@ extension Message {
     /// Like `node(_:_:)`, but the previous entry's node ID when the bytes are the same: a page's
     /// entries share a few origins, and each would otherwise allocate an ID of its own (up to
     /// 20,000 entries a batch are held until they are committed).
-    private static func node(_ bytes: Data, _ message: String, reusing previous: inout NodeID?) throws(ProtocolError)
+    static func node(_ bytes: Data, _ message: String, reusing previous: inout NodeID?) throws(ProtocolError)
         -> NodeID
     {
         if let previous, bytes.count == NodeID.byteCount {
@@ -318,7 +319,7 @@ extension Message {
         return Int64(value)
     }
 
-    private static func limit(_ count: Int, _ limit: Int, _ message: String, _ field: String) throws(ProtocolError) {
+    static func limit(_ count: Int, _ limit: Int, _ message: String, _ field: String) throws(ProtocolError) {
         guard count <= limit else { throw .tooMany(message: message, field: field, count: count, limit: limit) }
     }
 }

@@ -58,6 +58,7 @@ extension Message {
                 wireEntry.origin = origins.data(entry.version.origin)
                 wireEntry.deleted = entry.deleted
                 wireEntry.seq = UInt64(entry.seq)
+                wireEntry.mergeDigest = entry.mergeDigest
                 return wireEntry
             }
             wire.throughSeq = UInt64(page.throughSeq)
@@ -140,6 +141,11 @@ extension Message {
         wire.stamp = item.version.stamp.rawValue
         wire.origin = origins.data(item.version.origin)
         wire.deleted = item.deleted
+        if let fields = item.mergeFields {
+            wire.conflicts = fields.conflicts.map(candidate)
+            wire.joined = fields.joined
+            wire.fields = Data(fields.body)
+        }
         guard !item.deleted else { return wire }
         wire.name = item.name
         if let serial = item.serialNumber { wire.serialNumber = serial }
@@ -148,6 +154,28 @@ extension Message {
         if let image = item.image {
             wire.imageSha256 = Data(image.digest.bytes)
             wire.imageSize = UInt64(image.size)
+        }
+        return wire
+    }
+
+    private static func candidate(_ listed: ListedCandidate) -> Hpsync_V1_FieldCandidate {
+        var wire = Hpsync_V1_FieldCandidate()
+        wire.field = UInt32(ItemField.allCases.firstIndex(of: listed.field)! + 1)
+        wire.stamp = listed.version.stamp.rawValue
+        wire.origin = Data(listed.version.origin.bytes)
+        if let base = listed.base {
+            wire.baseStamp = base.stamp.rawValue
+            wire.baseOrigin = Data(base.origin.bytes)
+        }
+        switch listed.content {
+        case .text(let text): wire.text = text
+        case .optionalText(let text): if let text { wire.text = text }
+        case .integer(let value): wire.integer = value
+        case .photo(let ref):
+            if let ref {
+                wire.imageSha256 = Data(ref.digest.bytes)
+                wire.imageSize = UInt64(ref.size)
+            }
         }
         return wire
     }

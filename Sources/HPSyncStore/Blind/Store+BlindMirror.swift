@@ -28,6 +28,9 @@ extension Store {
         /// Known once this node sealed or opened this version.
         package var key: ItemKey?
         package var deleted: Bool?
+        /// The merge digest (Protocol.md 5.9) of the state sealed in this entry, known once this
+        /// node sealed or opened it: an entry stored again at the same version may hold another.
+        package var mergeDigest: UInt64?
         /// This node found this version's seal broken: a push stores its own copy again.
         package var damaged: Bool
     }
@@ -44,13 +47,13 @@ extension Store {
     }
 
     /// Records listed entries in one transaction: each replaces the mirror's row of its ID (what
-    /// was known of the item is kept only for the same version). A blind store with another
-    /// store ID than the one mirrored starts the mirror over.
+    /// was known of the item is kept only for the same version, its merge digest only for the
+    /// same seq). A blind store with another store ID than the one mirrored starts the mirror over.
     /// `known` names the item behind versions this node just sealed (a push's own entries), noted
     /// in the same transaction.
     package func mirrorBlindEntries(
         peer: NodeID, _ entries: [BlindEntry], state: BlindPeerState,
-        known: [BlindID: (version: Version, key: ItemKey, deleted: Bool)] = [:]
+        known: [BlindID: (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = [:]
     ) throws {
         let node = Data(peer.bytes)
         // A cache of what the blind store holds: lost in a crash, it is listed again. Only the
@@ -67,28 +70,34 @@ extension Store {
                 try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM blindMirror WHERE peerNode = ?)", arguments: [node]) ?? true
             let lookup = try db.cachedStatement(
-                sql: "SELECT stamp, origin, itemKey, deleted FROM blindMirror WHERE peerNode = ? AND id = ?")
+                sql:
+                    "SELECT stamp, origin, seq, itemKey, deleted, mergeDigest FROM blindMirror WHERE peerNode = ? AND id = ?"
+            )
             let upsert = try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO blindMirror
-                      (peerNode, id, stamp, origin, seq, photoID, photoSize, itemKey, deleted)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                      (peerNode, id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, mergeDigest)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for entry in entries {
                 let stamp = Int64(bitPattern: entry.version.stamp.rawValue)
                 let origin = Data(entry.version.origin.bytes)
                 var key: String?
                 var deleted: Int64?
+                var digest: Int64?
                 if let sealed = known[entry.id], sealed.version == entry.version {
                     (key, deleted) = (sealed.key.rawValue, sealed.deleted ? 1 : 0)
+                    digest = Int64(bitPattern: sealed.mergeDigest)
                 } else if mirrored, let row = try Row.fetchOne(lookup, arguments: [node, Data(entry.id.bytes)]),
                     (row["stamp"] as Int64) == stamp && (row["origin"] as Data) == origin
                 {
                     (key, deleted) = (row["itemKey"], row["deleted"])
+                    // Stored again (a new seq): the same version, perhaps another state.
+                    if (row["seq"] as Int64) == entry.seq { digest = row["mergeDigest"] }
                 }
                 try upsert.execute(arguments: [
                     node, Data(entry.id.bytes), stamp, origin, entry.seq, entry.photo.map { Data($0.id.bytes) },
-                    entry.photo?.size ?? 0, key, deleted,
+                    entry.photo?.size ?? 0, key, deleted, digest,
                 ])
             }
             try db.execute(
@@ -97,22 +106,25 @@ extension Store {
         }
     }
 
-    /// Notes the item behind mirrored versions (sealed or opened here); a row whose version has
-    /// changed since is left alone.
-    package func noteBlindItems(peer: NodeID, _ items: [(entry: BlindEntry, key: ItemKey, deleted: Bool)]) throws {
+    /// Notes the item behind mirrored versions (sealed or opened here) and the merge digest of
+    /// the state each holds; a row whose version or seq has changed since is left alone.
+    package func noteBlindItems(
+        peer: NodeID, _ items: [(entry: BlindEntry, key: ItemKey, deleted: Bool, mergeDigest: UInt64)]
+    ) throws {
         guard !items.isEmpty else { return }
         let node = Data(peer.bytes)
         try writeWithoutSync { db in
             let update = try db.cachedStatement(
                 sql: """
-                    UPDATE blindMirror SET itemKey = ?, deleted = ?
-                    WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ?
+                    UPDATE blindMirror SET itemKey = ?, deleted = ?, mergeDigest = ?
+                    WHERE peerNode = ? AND id = ? AND stamp = ? AND origin = ? AND seq = ?
                     """)
             for item in items {
                 try update.execute(
                     arguments: [
-                        item.key.rawValue, item.deleted ? 1 : 0, node, Data(item.entry.id.bytes),
-                        Int64(bitPattern: item.entry.version.stamp.rawValue), Data(item.entry.version.origin.bytes),
+                        item.key.rawValue, item.deleted ? 1 : 0, Int64(bitPattern: item.mergeDigest), node,
+                        Data(item.entry.id.bytes), Int64(bitPattern: item.entry.version.stamp.rawValue),
+                        Data(item.entry.version.origin.bytes), item.entry.seq,
                     ])
             }
         }
@@ -141,7 +153,8 @@ extension Store {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, mergeDigest, damaged
+                    FROM blindMirror
                     WHERE peerNode = ? AND damaged = 1 ORDER BY seq
                     """, arguments: [Data(peer.bytes)]
             ).map(Self.mirrorRow)
@@ -163,7 +176,8 @@ extension Store {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, mergeDigest, damaged
+                    FROM blindMirror
                     WHERE peerNode = ? AND seq > ? ORDER BY seq LIMIT ?
                     """, arguments: [Data(peer.bytes), since, limit]
             ).map(Self.mirrorRow)
@@ -176,7 +190,8 @@ extension Store {
             var rows: [BlindID: BlindMirrorRow] = [:]
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, damaged FROM blindMirror
+                    SELECT id, stamp, origin, seq, photoID, photoSize, itemKey, deleted, mergeDigest, damaged
+                    FROM blindMirror
                     WHERE peerNode = ? AND id = ?
                     """)
             for id in ids {
@@ -230,6 +245,9 @@ extension Store {
         let entry = try blindEntry(row)
         let key = (row["itemKey"] as String?).flatMap { try? ItemKey($0) }
         let deleted = (row["deleted"] as Int64?).map { $0 != 0 }
-        return BlindMirrorRow(entry: entry, key: key, deleted: deleted, damaged: (row["damaged"] as Int64) != 0)
+        return BlindMirrorRow(
+            entry: entry, key: key, deleted: deleted,
+            mergeDigest: (row["mergeDigest"] as Int64?).map { UInt64(bitPattern: $0) },
+            damaged: (row["damaged"] as Int64) != 0)
     }
 }

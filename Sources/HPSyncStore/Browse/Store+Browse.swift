@@ -69,7 +69,7 @@ extension Store {
             let matched = needle.isEmpty ? totals : try Self.countAndValue(db, filter: filter, arguments: arguments)
             let direction = query.descending ? "DESC" : "ASC"
             let sql = """
-                SELECT * FROM item WHERE \(filter)
+                SELECT \(ItemRecord.selection) FROM item WHERE \(filter)
                 ORDER BY \(query.order.sql) \(direction), key \(direction) LIMIT ? OFFSET ?
                 """
             arguments += [query.pageSize, query.page * query.pageSize]
@@ -113,7 +113,7 @@ extension Store {
             let direction = descending ? "DESC" : "ASC"
             let cursor = try ItemRecord.fetchCursor(
                 db,
-                sql: "SELECT * FROM item WHERE deleted = 0 ORDER BY \(order.sql) \(direction), key \(direction)")
+                sql: "SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 ORDER BY \(order.sql) \(direction), key \(direction)")
             var origins = OriginCache()
             while let record = try cursor.next() { try body(try record.item(origins: &origins)) }
         }
@@ -130,7 +130,7 @@ extension Store {
             try ItemRecord.fetchOne(
                 db,
                 sql: """
-                    SELECT * FROM item WHERE deleted = 0 AND (valueInDollars < ? OR valueInDollars > ?)
+                    SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 AND (valueInDollars < ? OR valueInDollars > ?)
                     ORDER BY dateCreated, key LIMIT 1
                     """, arguments: [range.lowerBound, range.upperBound]
             )?.item()

@@ -83,6 +83,19 @@ extension Store {
                         sql:
                             "INSERT OR IGNORE INTO gcCollectedKey (key) SELECT key FROM item WHERE deleted = 1 AND stamp < ?",
                         arguments: [limit])
+                    // A collected tombstone's kept conflicts go with it.
+                    try db.execute(
+                        sql: """
+                            DELETE FROM conflict WHERE key IN
+                              (SELECT key FROM item WHERE deleted = 1 AND stamp < ? AND fields IS NOT NULL)
+                            """,
+                        arguments: [limit])
+                    try db.execute(
+                        sql: """
+                            DELETE FROM itemFields WHERE key IN
+                              (SELECT key FROM item WHERE deleted = 1 AND stamp < ? AND fields IS NOT NULL)
+                            """,
+                        arguments: [limit])
                     try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND stamp < ?", arguments: [limit])
                     try db.execute(
                         sql: "UPDATE meta SET gcHorizonStamp = ?, gcHorizonSeq = ? WHERE id = 1",

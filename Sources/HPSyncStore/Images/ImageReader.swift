@@ -128,6 +128,12 @@ extension Store {
             reader.close()
             damaged.append(key)
         }
+        // A photo a tombstone or a clash keeps lives in the trash folder: a peer reviving the
+        // item asks for it by digest.
+        if let reader = try? ImageReader(path: trashImages.path(digest)) {
+            if try reader.holds(ImageRef(digest: digest, size: reader.size), using: hold) { return (reader, damaged) }
+            reader.close()
+        }
         return (nil, damaged)
     }
 

@@ -100,19 +100,20 @@ extension Store {
             // A new key is inserted outright (unless `gc` collected it); only a key the store
             // has is read and compared, so a first import makes one index probe per item.
             let insert = try RawStatement(db, sql: Self.insertUnlessKnown)
-            let upsert = try RawStatement(db, sql: ItemRecord.upsert)
             let lookup = try RawStatement(db, sql: ItemRecord.lookup)
             for var item in batch {
                 var next = clock
                 item.version = Version(stamp: next.nextLocalStamp(), origin: self.nodeID)
                 let seq = next.nextSeq()
                 let local: Item?
+                var localRow: ItemRecord?
                 let plan: LocalEditPlan
                 if try ItemRecord(item, seq: seq).insert(with: insert, db) {
                     (local, plan) = (nil, .insert)
                 } else {
                     // Refused: a row exists, or no row but the key is a collected tombstone.
-                    local = try ItemRecord.fetch(with: lookup, key: item.key)?.item()
+                    localRow = try ItemRecord.fetch(with: lookup, key: item.key)
+                    local = try localRow?.item()
                     plan = LocalEditPlan.of(item, local: local, collected: local == nil)
                 }
                 guard outcome.list(item.key, plan) else { continue }
@@ -122,7 +123,10 @@ extension Store {
                     outcome.changes.imagesWritten += 1
                     outcome.changes.imageBytes += ref.size
                 }
-                if plan == .update { try ItemRecord(item, seq: seq).write(with: upsert) }
+                if plan == .update, let local {
+                    let state = try Self.locallyEdited(db, localRow, item: item, edit: FieldEdit(from: local, to: item))
+                    try Self.writeMergeState(db, state, seq: seq, previous: localRow)
+                }
                 clock = next
                 if newImage {
                     guard let temp = staged[item.key] else {
@@ -172,8 +176,8 @@ extension Store {
     /// Inserts a row for a key the store neither has nor remembers as collected by `gc`.
     static let insertUnlessKnown = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-          imageSize, stamp, origin, deleted, seq)
-        SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11
+          imageSize, stamp, origin, deleted, seq, fields)
+        SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12
         WHERE NOT EXISTS (SELECT 1 FROM gcCollectedKey WHERE key = ?1)
         ON CONFLICT(key) DO NOTHING
         """

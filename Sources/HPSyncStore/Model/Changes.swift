@@ -48,6 +48,9 @@ public struct StoreStatus: Sendable, Hashable, Codable {
     public var imageBytes: Int64
     public var lastSeq: Int64
     public var peers: Int
+    /// Open conflicts of live items: values that lost a clash, until an edit resolves them.
+    /// `package` as the conflicts API is (`Store.conflicts()`): the CLI and the web app read it.
+    package var conflicts: Int
 }
 
 /// A new item, as the CLI or an API caller describes it.

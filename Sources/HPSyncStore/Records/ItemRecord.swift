@@ -19,6 +19,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         static let origin = Column("origin")
         static let deleted = Column("deleted")
         static let seq = Column("seq")
+        static let fields = Column("fields")
     }
 
     var key: String
@@ -33,8 +34,14 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     var origin: Data
     var deleted: Bool
     var seq: Int64
+    /// What the row cannot say of the item's merge state (`StoredMergeState`); nil for an item
+    /// that is one whole record. The bytes live in `itemFields`: the row's own `fields` column
+    /// holds only the integer 1 as a marker (SQLite stores 0 and 1 with no payload byte, so an
+    /// edit that gains field versions does not grow its row and split a full page), and every
+    /// read selects them through `selection`.
+    var fields: Data?
 
-    init(_ item: Item, seq: Int64) {
+    init(_ item: Item, seq: Int64, fields: Data? = nil) {
         key = item.key.rawValue
         name = item.name
         serialNumber = item.serialNumber
@@ -46,10 +53,11 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = Data(item.version.origin.bytes)
         deleted = item.deleted
         self.seq = seq
+        self.fields = fields
     }
 
     /// Decodes by column index: the hot path of pulls and imports (faster than `Decodable`).
-    /// Requires `SELECT *` in the table's column order.
+    /// Requires `SELECT \(ItemRecord.selection)` (the table's columns, `fields` read through).
     init(row: Row) throws {
         key = row[0]
         name = row[1]
@@ -62,6 +70,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = row[8]
         deleted = row[9]
         seq = row[10]
+        fields = row[11]
     }
 
     var version: Version {
@@ -102,6 +111,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// key index too, about one more page per edited key in the WAL.
     func write(_ db: Database) throws {
         try write(with: RawStatement(db, sql: Self.upsert))
+        try writeFields(db, previousHadFields: true)
     }
 
     /// Like `write(_:)`, through the statement of `upsert` that the caller prepared once for
@@ -118,12 +128,36 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         statement.bind(origin, at: 9)
         statement.bind(deleted ? 1 : 0, at: 10)
         statement.bind(seq, at: 11)
+        statement.bind(fields == nil ? nil : Int64(1), at: 12)
         _ = try statement.step()
         statement.reset()
     }
 
+    /// Writes this row's `fields` into `itemFields` after the row itself: the bytes when it has
+    /// them, else removes what an earlier version of the key kept there (only looked for when
+    /// `previousHadFields`, so a whole record costs no lookup).
+    func writeFields(_ db: Database, previousHadFields: Bool) throws {
+        if let fields {
+            try db.cachedStatement(sql: Self.fieldsUpsert).execute(arguments: [key, fields])
+        } else if previousHadFields {
+            try db.cachedStatement(sql: "DELETE FROM itemFields WHERE key = ?").execute(arguments: [key])
+        }
+    }
+
+    static let fieldsUpsert = """
+        INSERT INTO itemFields (key, fields) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET fields = excluded.fields
+        """
+
+    /// The columns every read of `item` selects, in the table's order: the row's, and in place
+    /// of its `fields` marker the bytes `itemFields` keeps for it (looked up only where the
+    /// marker is set).
+    static let selection = """
+        key, name, serialNumber, valueInDollars, dateCreated, imageDigest, imageSize, stamp, origin, deleted, seq,
+          CASE WHEN fields IS NULL THEN NULL ELSE (SELECT f.fields FROM itemFields f WHERE f.key = item.key) END
+        """
+
     /// Inserts the row through `statement` (an `INSERT ... ON CONFLICT DO NOTHING` with this
-    /// type's eleven parameters); true when it went in, false when the statement declined it.
+    /// type's twelve parameters); true when it went in, false when the statement declined it.
     func insert(with statement: borrowing RawStatement, _ db: Database) throws -> Bool {
         try write(with: statement)
         return db.changesCount > 0
@@ -134,23 +168,24 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// conflict clause left out).
     static let insertion = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+          imageSize, stamp, origin, deleted, seq, fields) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)
         """
 
     static let upsert = """
         INSERT INTO item (key, name, serialNumber, valueInDollars, dateCreated, imageDigest,
-          imageSize, stamp, origin, deleted, seq) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)
+          imageSize, stamp, origin, deleted, seq, fields) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)
         ON CONFLICT(key) DO UPDATE SET name = excluded.name, serialNumber = excluded.serialNumber,
           valueInDollars = excluded.valueInDollars, dateCreated = excluded.dateCreated,
           imageDigest = excluded.imageDigest, imageSize = excluded.imageSize, stamp = excluded.stamp,
-          origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq
+          origin = excluded.origin, deleted = excluded.deleted, seq = excluded.seq, fields = excluded.fields
         """
 
-    /// Rewrites the row of a key the store has (the same eleven parameters): what `upsert` does
+    /// Rewrites the row of a key the store has (the same twelve parameters): what `upsert` does
     /// for such a key, without first trying an insert that conflicts.
     static let update = """
         UPDATE item SET name = ?2, serialNumber = ?3, valueInDollars = ?4, dateCreated = ?5,
-          imageDigest = ?6, imageSize = ?7, stamp = ?8, origin = ?9, deleted = ?10, seq = ?11 WHERE key = ?1
+          imageDigest = ?6, imageSize = ?7, stamp = ?8, origin = ?9, deleted = ?10, seq = ?11, fields = ?12
+          WHERE key = ?1
         """
 
     /// The rows of `keys`, by one lookup each through a cached statement read directly (cheaper
@@ -175,7 +210,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// The statement `fetch(with:key:)` runs (the lookup of `fetchMany`).
-    static let lookup = "SELECT * FROM item WHERE key = ?1 -- one key"
+    static let lookup = "SELECT \(selection) FROM item WHERE key = ?1 -- one key"
 
     /// The row of `key` through `statement`, prepared once from `lookup` for many keys.
     static func fetch(with statement: borrowing RawStatement, key: ItemKey) throws -> ItemRecord? {
@@ -186,7 +221,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// Up to `limit` rows with seq greater than `seq`, in ascending seq.
     static func fetchFeed(_ db: Database, after seq: Int64, limit: Int) throws -> [ItemRecord] {
-        let statement = try RawStatement(db, sql: "SELECT * FROM item WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        let statement = try RawStatement(db, sql: "SELECT \(selection) FROM item WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         statement.bind(seq, at: 1)
         statement.bind(Int64(limit), at: 2)
         var rows: [ItemRecord] = []
@@ -195,7 +230,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         return rows
     }
 
-    /// Decodes the current row of a `SELECT *` in the table's column order.
+    /// Decodes the current row of a `SELECT \(selection)`.
     private init(_ row: borrowing RawStatement) {
         key = row.text(0)
         name = row.text(1)
@@ -208,6 +243,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         origin = row.optionalBlob(8) ?? Data()
         deleted = row.int64(9) != 0
         seq = row.int64(10)
+        fields = row.optionalBlob(11)
     }
 
     /// The current row for `key` (the lookup `fetchMany` makes).

@@ -209,6 +209,29 @@ enum StoreMigrations {
                       epoch INTEGER NOT NULL);
                     """)
         }
+        // Field merge (Protocol.md 5.9): what an item row cannot say of its merge state (its
+        // fields' own versions and bases, the fields a tombstone keeps) in `fields`, NULL for
+        // an item that is one whole record; and the values that lost a clash, until an edit
+        // resolves them. Every existing row is a whole record: nothing to rewrite. A blind
+        // peer's mirror keeps the merge digest of each entry this node sealed or opened (NULL:
+        // not known yet), since two states of one version can differ. The joined items (their
+        // `fields` format byte 5 or 6, `StoredMergeState`), which a node restamps before it
+        // sends to a version-4 peer, are few: a partial index finds them without a scan.
+        migrator.registerMigration("v12-field-merge") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE item ADD COLUMN fields BLOB;
+                    ALTER TABLE blindMirror ADD COLUMN mergeDigest INTEGER;
+                    CREATE TABLE conflict (
+                      key TEXT NOT NULL, field TEXT NOT NULL, stamp INTEGER NOT NULL, origin BLOB NOT NULL,
+                      baseStamp INTEGER, baseOrigin BLOB, text TEXT, integer INTEGER, imageDigest BLOB,
+                      imageSize INTEGER,
+                      PRIMARY KEY (key, field, stamp, origin)) WITHOUT ROWID;
+                    CREATE INDEX conflict_on_imageDigest ON conflict(imageDigest) WHERE imageDigest IS NOT NULL;
+                    CREATE TABLE itemFields (key TEXT PRIMARY KEY NOT NULL, fields BLOB NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX itemFields_on_joined ON itemFields(key) WHERE fields >= x'0A';
+                    """)
+        }
         return migrator
     }
 

@@ -49,7 +49,7 @@ extension Store {
             var changeClock = try ChangeClock(db, now: now)
             let before = changeClock.meta.highWater
             let future = try ItemRecord.fetchAll(
-                db, sql: "SELECT * FROM item WHERE stamp >= ? ORDER BY stamp",
+                db, sql: "SELECT \(ItemRecord.selection) FROM item WHERE stamp >= ? ORDER BY stamp",
                 arguments: [Int64(bitPattern: limit.rawValue)])
             let remaining =
                 try Int64.fetchOne(
@@ -74,8 +74,24 @@ extension Store {
             for row in future {
                 var item = try row.item(origins: &origins)
                 let old = item.version
-                item.version = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
-                try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                if row.deleted, row.fields != nil {
+                    // A tombstone holding fields keeps them, restamped (Protocol.md 5.9).
+                    let fieldsVersion = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
+                    item.version = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
+                    let state: ItemMergeState
+                    do {
+                        state = try Self.mergeState(db, row).restampedTombstone(
+                            fieldsAt: fieldsVersion, deletedAt: item.version)
+                    } catch {
+                        throw StoreError.database("item \(item.key): \(error)")
+                    }
+                    try Self.writeMergeState(db, state, seq: changeClock.nextSeq(), previous: row)
+                } else {
+                    item.version = Version(stamp: changeClock.nextLocalStamp(), origin: nodeID)
+                    // Restamped whole: a version below the one it replaces cannot be a field edit.
+                    try ItemRecord(item, seq: changeClock.nextSeq()).write(db)
+                    if row.fields != nil { try ConflictRecord.deleteAll(db, key: item.key) }
+                }
                 restamped.append(ClockReset.Restamp(key: item.key, old: old, new: item.version))
             }
             try changeClock.save(db)

@@ -11,7 +11,7 @@ extension Store {
         try Self.validate(name: draft.name, serial: draft.serialNumber, value: draft.valueInDollars, requireName: true)
         let key = draft.key ?? ItemKey.random()
         let image = try draft.imageFile.map { try stageLocalImage($0) }
-        return try commitLocal(key: key, image: image) { db, clock in
+        return try commitLocal(key: key, image: image, fields: nil) { db, clock in
             let existing = try ItemRecord.fetch(db, key: key)
             if let existing, !existing.deleted { throw StoreError.keyExists(key) }
             let created = draft.dateCreatedMilliseconds ?? Int64(clock.nowMilliseconds)
@@ -31,7 +31,13 @@ extension Store {
             try Self.validate(name: "x", serial: serial, value: nil, requireName: false)
         }
         try Self.validate(name: "x", serial: nil, value: edit.valueInDollars, requireName: false)
-        return try commitLocal(key: key, image: nil) { db, clock in
+        var fields = FieldEdit(name: edit.name, valueInDollars: edit.valueInDollars)
+        switch edit.serialNumber {
+        case .keep: break
+        case .set(let serial): fields.serialNumber = .some(serial)
+        case .clear: fields.serialNumber = .some(nil)
+        }
+        return try commitLocal(key: key, image: nil, fields: fields) { db, clock in
             var item = try Self.liveItem(db, key)
             if let name = edit.name { item.name = name }
             switch edit.serialNumber {
@@ -48,7 +54,7 @@ extension Store {
     /// Replaces an item's image with a copy of `file` (JPEG, PNG, HEIC or GIF).
     public func setImage(_ key: ItemKey, from file: URL) throws -> Item {
         let image = try stageLocalImage(file)
-        return try commitLocal(key: key, image: image) { db, clock in
+        return try commitLocal(key: key, image: image, fields: FieldEdit(photo: .some(image.ref))) { db, clock in
             var item = try Self.liveItem(db, key)
             item.image = image.ref
             item.version = Version(stamp: clock.nextLocalStamp(replacing: item.version.stamp), origin: nodeID)
@@ -66,7 +72,9 @@ extension Store {
             var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
             item.image = nil
             item.version = Version(stamp: clock.nextLocalStamp(replacing: item.version.stamp), origin: nodeID)
-            try ItemRecord(item, seq: clock.nextSeq()).write(db)
+            let row = try ItemRecord.fetch(db, key: key)
+            let state = try Self.locallyEdited(db, row, item: item, edit: FieldEdit(photo: .some(nil)))
+            try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
             try clock.save(db)
             return item
         }
@@ -93,9 +101,16 @@ extension Store {
                     try trashInsertion.add(replaced: row, deleted: true, now: self.clock.nowMilliseconds())
                 }
                 let replaced = VersionStamp(rawValue: UInt64(bitPattern: row.stamp))
-                let tombstone = Item.tombstone(
-                    key: key, version: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
-                try ItemRecord(tombstone, seq: clock.nextSeq()).write(db)
+                var state = try Self.mergeState(db, row)
+                do {
+                    try state.delete(at: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
+                } catch {
+                    throw StoreError.database("item \(key): \(error)")
+                }
+                try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
+                // The tombstone keeps the photo field, which a later join can bring back: its
+                // bytes stay in the trash folder until the tombstone is collected (Protocol.md 5.9).
+                trashInsertion.addPhoto(row.imageRef, at: images.finalPath(key), keptBy: state)
                 if let temp = try ImageJournal(db).drop(key: key) { dropped.append(temp) }
             }
             try trashInsertion.finish()
@@ -117,8 +132,12 @@ extension Store {
 
     /// Commits the item `body` builds with the next seq, journals its new image, then renames the
     /// image into place. On failure the temporary is removed.
+    ///
+    /// `fields`: the fields the change sets (to the item's values), which resolves their
+    /// conflicts; the others keep their own versions. nil sets them all (a new item, a restore).
     func commitLocal(
-        key: ItemKey, image: (name: String, ref: ImageRef)?, _ body: (Database, inout ChangeClock) throws -> Item
+        key: ItemKey, image: (name: String, ref: ImageRef)?, fields: FieldEdit?,
+        _ body: (Database, inout ChangeClock) throws -> Item
     ) throws -> Item {
         var superseded: String?
         let item: Item
@@ -126,7 +145,9 @@ extension Store {
             item = try write { db -> Item in
                 var clock = try ChangeClock(db, now: self.clock.nowMilliseconds())
                 let item = try body(db, &clock)
-                try ItemRecord(item, seq: clock.nextSeq()).write(db)
+                let row = try ItemRecord.fetch(db, key: key)
+                let state = try Self.locallyEdited(db, row, item: item, edit: fields ?? FieldEdit(settingAllOf: item))
+                try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
                 if let image { superseded = try ImageJournal(db).record(key: key, tempName: image.name) }
                 try clock.save(db)
                 return item

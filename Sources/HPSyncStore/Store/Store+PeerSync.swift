@@ -25,14 +25,22 @@ public struct PeerSyncState: Sendable, Equatable {
 
 extension Store {
     /// Records a successful run; clears the last error of that peer and direction.
-    package func recordSyncSuccess(peer: String, direction: SyncDirection) throws {
-        try record(Outcome.success, peer: peer, direction: direction, message: nil)
+    ///
+    /// `peerClock` is the peer's clock as its Hello told it, given when it differed from this
+    /// store's by more than the allowed skew: the run is then recorded at the earlier of the two
+    /// clocks. What `gc` infers from a sync (every version the peer stamps later is stamped
+    /// after it) holds only for a time the peer's clock has reached; on a clock a day ahead, a
+    /// sync recorded at this clock's time would let `gc` set a horizon a day ahead, below which
+    /// the other nodes' new items count as collected deletions.
+    package func recordSyncSuccess(peer: String, direction: SyncDirection, peerClock: UInt64? = nil) throws {
+        try record(Outcome.success, peer: peer, direction: direction, message: nil, peerClock: peerClock)
     }
 
     /// Records that the peer completed a session this store served (`direction` is the peer's
-    /// intent: it pulled from us or pushed to us), for `status` and the gc clamp.
-    package func recordServed(peer: String, direction: SyncDirection) throws {
-        try record(Outcome.served, peer: peer, direction: direction, message: nil)
+    /// intent: it pulled from us or pushed to us), for `status` and the gc clamp; `peerClock` as
+    /// for `recordSyncSuccess`.
+    package func recordServed(peer: String, direction: SyncDirection, peerClock: UInt64? = nil) throws {
+        try record(Outcome.served, peer: peer, direction: direction, message: nil, peerClock: peerClock)
     }
 
     /// Records a failed run and its message.
@@ -61,8 +69,10 @@ extension Store {
     /// NULL) and only the outcome's own columns change. Every pull, push and served session ends
     /// here; GRDB's fetch and `save` of the record built, prepared and ran two or three queries
     /// for it.
-    private func record(_ outcome: String, peer: String, direction: SyncDirection, message: String?) throws {
-        let now = Int64(clock.nowMilliseconds())
+    private func record(
+        _ outcome: String, peer: String, direction: SyncDirection, message: String?, peerClock: UInt64? = nil
+    ) throws {
+        let now = Int64(min(clock.nowMilliseconds(), peerClock ?? .max))
         try write { db in
             let statement = try RawStatement(db, sql: outcome)
             statement.bind(peer, at: 1)

@@ -15,7 +15,7 @@ extension Store {
         try read { db in
             let sql =
                 includeDeleted
-                ? "SELECT * FROM item ORDER BY key" : "SELECT * FROM item WHERE deleted = 0 ORDER BY key"
+                ? "SELECT \(ItemRecord.selection) FROM item ORDER BY key" : "SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 ORDER BY key"
             var origins = OriginCache()
             var items: [Item] = []
             let cursor = try ItemRecord.fetchCursor(db, sql: sql)
@@ -61,7 +61,8 @@ extension Store {
             let meta = try MetaRecord.load(db)
             return StoreStatus(
                 items: rows.all - rows.tombstones, tombstones: rows.tombstones, images: images["images"],
-                imageBytes: images["imageBytes"], lastSeq: meta.lastSeq, peers: try PeerRecord.fetchCount(db))
+                imageBytes: images["imageBytes"], lastSeq: meta.lastSeq, peers: try PeerRecord.fetchCount(db),
+                conflicts: try Self.conflictCount(db))
         }
     }
 
@@ -123,9 +124,11 @@ extension Store {
             var origins = OriginCache()
             var counts = FeedCounts(entries: Int64(rows.count), tombstones: 0, imageBytes: 0)
             for row in rows {
-                let item = try row.item(origins: &origins)
+                let item = try row.itemWithMergeFields(db, origins: &origins)
                 page.entries.append(
-                    ChangeEntry(key: item.key, version: item.version, deleted: row.deleted, seq: row.seq))
+                    ChangeEntry(
+                        key: item.key, version: item.version, deleted: row.deleted, seq: row.seq,
+                        mergeDigest: row.mergeDigest))
                 if row.deleted {
                     counts.tombstones += 1
                 } else {
@@ -180,11 +183,12 @@ extension Store {
     }
 
     /// The current rows of `keys`, tombstones included, in the same order; unknown keys omitted.
+    /// Their merge states are in the compact form, unread, as a source sends them.
     package func records(_ keys: [ItemKey]) throws -> [Item] {
         try read { db in
             let rows = try ItemRecord.fetchMany(db, keys: keys)
             var origins = OriginCache()
-            return try keys.compactMap { try rows[$0.rawValue]?.item(origins: &origins) }
+            return try keys.compactMap { try rows[$0.rawValue]?.itemWithMergeFields(db, origins: &origins) }
         }
     }
 

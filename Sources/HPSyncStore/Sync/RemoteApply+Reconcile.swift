@@ -83,7 +83,7 @@ extension RemoteApply {
             let victims = try ItemRecord.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
+                    SELECT \(ItemRecord.selection) FROM item WHERE deleted = 0 AND stamp < ? AND NOT EXISTS
                       (SELECT 1 FROM reconcileListed r WHERE r.peerStoreID = ? AND r.key = item.key)
                     LIMIT 1000
                     """, arguments: [stored, source])
@@ -93,6 +93,7 @@ extension RemoteApply {
                 if options.keepReplaced { try trashInsertion.add(replaced: victim, deleted: true, now: now) }
                 if let temp = try ImageJournal(db).drop(key: key) { effects.supersededTemps.append(temp) }
                 try ItemRecord(Item.tombstone(key: key, version: tombstone), seq: clock.nextSeq()).write(db)
+                if victim.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
                 effects.deleted.append(key)
                 effects.unlink.append(key)
             }

@@ -19,10 +19,25 @@ package struct IncomingRecord: Sendable {
     /// row to merge with. Only a hint: a row that appeared meanwhile fails the insert, and the
     /// record then takes the usual way.
     package var likelyNew = false
+    /// The record joins the store's state field by field (protocol version 5, `ItemMergeState`);
+    /// false for a peer that merges whole records: it replaces the store's version only when
+    /// newer, as before field merge.
+    package var joinsFields = false
+    /// With `joinsFields`, the record's merge state when it says more than the record (nil for
+    /// a whole record, which joins as one). Setting it sets `joinsFields`.
+    package var mergeState: ItemMergeState? {
+        get { merge?.state }
+        set {
+            merge = newValue.map(MergeBox.init)
+            if newValue != nil { joinsFields = true }
+        }
+    }
     /// Behind a reference: most records have no image, and a batch holds up to 20,000 records,
     /// two batches at once (one gathering, one committing). Inline, the staged image made each
     /// record about 50 bytes larger, whether it had one or not.
     private var staged: StagedBox?
+    /// Behind a reference for the same reason.
+    private var merge: MergeBox?
 
     package init(item: Item, image: StagedImage? = nil) {
         self.item = item
@@ -32,6 +47,11 @@ package struct IncomingRecord: Sendable {
     private final class StagedBox: Sendable {
         let image: StagedImage
         init(_ image: StagedImage) { self.image = image }
+    }
+
+    private final class MergeBox: Sendable {
+        let state: ItemMergeState
+        init(_ state: ItemMergeState) { self.state = state }
     }
 }
 

@@ -92,6 +92,8 @@ struct RemoteApply {
             let update = try RawStatement(db, sql: ItemRecord.update)
             let insertion = try RawStatement(db, sql: ItemRecord.insertion)
             var trashInsertion = TrashInsertion(db, images: images, trash: store.trashDirectory)
+            let trashed = store.trashImages
+            var restoredFromTrash = false
             var fullCache = false
             // Journal rows live from an image's commit to its rename (or until a crash is rolled
             // forward): most batches find none, and then look up only the keys they journal
@@ -101,7 +103,7 @@ struct RemoteApply {
             var journaledKeys = Set<ItemKey>()
             func mayBeJournaled(_ key: ItemKey) -> Bool { journalHadRows || journaledKeys.contains(key) }
             for (index, record) in records.enumerated() {
-                let item =
+                var item =
                     record.item.deleted
                     ? Item.tombstone(key: record.item.key, version: record.item.version) : record.item
                 let key = item.key
@@ -110,38 +112,79 @@ struct RemoteApply {
                     continue
                 }
                 changeClock.observe(item.version.stamp)
+                // Taken whole (a new key, or newer than a whole record), a state keeps its flag.
+                var stored = record.mergeState.map { StoredMergeState($0, joined: record.item.joined) }
+                var written = record.mergeState
                 // A key the sink found no row for is inserted at once; a key the store has
                 // fails that insert and takes the way of the others.
                 let inserted =
                     try record.likelyNew && virtualTombstone == nil
-                    && Self.insertIfAbsent(item, with: insertion, clock: &changeClock)
+                    && Self.insertIfAbsent(db, item, fields: stored?.fields, with: insertion, clock: &changeClock)
                 let local = inserted ? nil : try ItemRecord.fetch(with: lookup, key: key)
                 if local != nil, !fullCache {
                     try Store.useFullWriterCache(db)
                     fullCache = true
                 }
-                if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
+                // Field merge: the join, written only when it holds more than the store's. Two whole
+                // records join as the record-level rule below says, without building states; a
+                // tombstone that deletes a live item keeps its fields, and so does one that meets an
+                // older live version.
+                if record.joinsFields, let local,
+                    record.mergeState != nil || local.fields != nil || item.deleted != local.deleted
+                {
+                    guard let join = try Self.join(db, record, item, local: local, received: stored) else {
+                        result.skipped.append(key)
+                        continue
+                    }
+                    stored = join.stored
+                    item = join.state.item
+                    keepPhotos(
+                        of: join.state, item: item, record: record, local: local, temp: linked[index],
+                        in: &trashInsertion)
+                    written = join.state
+                } else if let base = try local?.version ?? virtualTombstone, !(item.version > base) {
                     result.skipped.append(key)
                     continue
                 }
+                // A tombstone's photo the sink fetched for it waits in the trash folder for a
+                // revival (Protocol.md 5.9 "A tombstone's photo").
+                if item.deleted, let temp = linked[index], let written {
+                    trashInsertion.addPhoto(record.image?.ref, at: images.tempPath(temp), keptBy: written)
+                }
                 let localLive = local.map { !$0.deleted } ?? false
-                if options.keepReplaced, localLive, let local {
+                if options.keepReplaced, localLive, let local, try !Self.sameContents(local.item(), item) {
                     try trashInsertion.add(replaced: local, deleted: item.deleted, now: now)
                 }
                 if !item.deleted, let ref = item.image {
-                    if let temp = linked[index] {
+                    // A join may keep the store's photo while the record brought another.
+                    // (A tombstone's record may bring the photo its join revives, Protocol.md 5.9.)
+                    if let temp = linked[index], record.image?.ref == ref {
                         if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }
                         journaledKeys.insert(key)
                         journaledHere.append((key, temp))
                         result.imagesWritten += 1
                         result.imageBytes += ref.size
-                    } else if record.imageMissing, !(localLive && local?.imageRef == ref) {
-                        // The file, if any, belongs to the version replaced here: it goes after the commit.
-                        if mayBeJournaled(key), let old = try journal.drop(key: key) {
-                            supersededHere.append(old)
+                    } else if record.imageMissing || record.joinsFields, !(localLive && local?.imageRef == ref) {
+                        // A join can also bring back a photo no peer sent here (one a tombstone
+                        // kept): from the trash folder's copy when this store kept one, else
+                        // healed by digest like an import's.
+                        if let staged = try? store.stageImage(
+                            copying: URL(fileURLWithPath: trashed.path(ref.digest)), expected: ref)
+                        {
+                            let temp = staged.tempName
+                            unused.insert(temp)
+                            restoredFromTrash = true
+                            if let old = try journal.record(key: key, tempName: temp) { supersededHere.append(old) }
+                            journaledKeys.insert(key)
+                            journaledHere.append((key, temp))
+                        } else {
+                            // The file, if any, belongs to the version replaced here: it goes after the commit.
+                            if mayBeJournaled(key), let old = try journal.drop(key: key) {
+                                supersededHere.append(old)
+                            }
+                            try journal.rememberToHeal(key: key, now: now)
+                            missingHere.append(key)
                         }
-                        try journal.rememberToHeal(key: key, now: now)
-                        missingHere.append(key)
                     } else if !(localLive && local?.imageRef == ref) {
                         throw StoreError.invalidRecord(key, reason: "its image \(ref.digest) was not staged")
                     }
@@ -153,9 +196,12 @@ struct RemoteApply {
                 if !inserted {
                     // A row read just above is there to update; without one (a virtual tombstone's
                     // key), the upsert inserts.
-                    let row = ItemRecord(item, seq: changeClock.nextSeq())
+                    let row = ItemRecord(item, seq: changeClock.nextSeq(), fields: stored?.fields)
                     if local == nil { try row.write(with: upsert) } else { try row.write(with: update) }
+                    try row.writeFields(db, previousHadFields: local?.fields != nil)
                 }
+                if local?.fields != nil { try ConflictRecord.deleteAll(db, key: key) }
+                for conflict in stored?.conflicts ?? [] { try conflict.insert(db) }
                 switch (localLive, item.deleted) {
                 case (false, false): result.inserted.append(key)
                 case (true, false): result.updated.append(key)
@@ -164,6 +210,7 @@ struct RemoteApply {
                 }
             }
             try trashInsertion.finish()
+            if restoredFromTrash { try images.syncDirectory() }
             if let step = options.reconcile {
                 let effects = try reconcile(db, step, clock: &changeClock, now: now)
                 result.deleted += effects.deleted
@@ -218,16 +265,26 @@ struct RemoteApply {
     /// Inserts `item` as a new row; false, with nothing written and its sequence number given
     /// back, when the store has a row for the key.
     private static func insertIfAbsent(
-        _ item: Item, with insertion: borrowing RawStatement, clock: inout ChangeClock
+        _ db: Database, _ item: Item, fields: Data?, with insertion: borrowing RawStatement, clock: inout ChangeClock
     ) throws -> Bool {
         let seq = clock.nextSeq()
         do {
-            try ItemRecord(item, seq: seq).write(with: insertion)
+            let row = ItemRecord(item, seq: seq, fields: fields)
+            try row.write(with: insertion)
+            try row.writeFields(db, previousHadFields: false)
             return true
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             clock.returnSeq(seq)
             return false
         }
+    }
+
+    /// Whether two versions show the same item (a join that only added a conflict leaves the
+    /// trash alone).
+    private static func sameContents(_ one: Item, _ other: Item) -> Bool {
+        one.deleted == other.deleted && one.name == other.name && one.serialNumber == other.serialNumber
+            && one.valueInDollars == other.valueInDollars
+            && one.dateCreatedMilliseconds == other.dateCreatedMilliseconds && one.image == other.image
     }
 
     /// Checks what every record must respect, whatever the local state.

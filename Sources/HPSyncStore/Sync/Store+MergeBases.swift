@@ -31,7 +31,7 @@ extension Store {
         var origins = OriginCache()
         for key in keys {
             if let row = rows[key.rawValue] {
-                result[key] = try row.item(origins: &origins)
+                result[key] = try row.itemWithMergeState(db, origins: &origins)
             } else if let virtual {
                 result[key] = Item.tombstone(key: key, version: virtual)
             }

@@ -62,7 +62,7 @@ extension Store {
             return copy
         }
         var dropped: String?
-        let restored = try commitLocal(key: entry.key, image: staged) { db, clock in
+        let restored = try commitLocal(key: entry.key, image: staged, fields: nil) { db, clock in
             if staged == nil { dropped = try ImageJournal(db).drop(key: entry.key) }
             return Item(
                 key: entry.key, name: entry.name, serialNumber: entry.serialNumber,
@@ -85,9 +85,16 @@ extension Store {
             let removed = try TrashRecord.filter(TrashRecord.Columns.trashedAt <= cutoff).deleteAll(db)
             let digests = try Data.fetchAll(
                 db, TrashRecord.select(TrashRecord.Columns.imageDigest).filter(TrashRecord.Columns.imageDigest != nil))
-            let kept = Set(digests.compactMap { SHA256Digest(bytes: Array($0))?.hex })
+            // The losing photos of open conflicts are kept there too (`RemoteApply`).
+            let losing = try Data.fetchAll(db, sql: "SELECT imageDigest FROM conflict WHERE imageDigest IS NOT NULL")
+            let kept = Set((digests + losing).compactMap { SHA256Digest(bytes: Array($0))?.hex })
             let files = (try? FileManager.default.contentsOfDirectory(atPath: trashDirectory.path)) ?? []
-            for name in files where !kept.contains(name) {
+            let unnamed = files.filter { !kept.contains($0) }
+            // So are the photos tombstones keep for a revival, until the tombstone is collected:
+            // read only when some file is left (one pass over the tombstones that keep fields).
+            let tombstonePhotos =
+                unnamed.isEmpty ? [] : Set(try Self.tombstonePhotoRefs(db).map(\.digest.hex))
+            for name in unnamed where !tombstonePhotos.contains(name) {
                 _ = FileIO.unlinkIfPresent(trashDirectory.appendingPathComponent(name).path)
             }
             return removed

@@ -44,6 +44,19 @@ struct TrashInsertion: ~Copyable {
                 trashedAt: Int64(now)))
     }
 
+    /// Keeps a copy of the image at `source` (a live or staged file) in the trash folder: a
+    /// photo that loses a clash stays there for the conflicts view.
+    mutating func addImage(source: String, ref: ImageRef) {
+        images.add(source: source, ref: ref, trash: trash)
+    }
+
+    /// Keeps the live photo `ref` (its file at `path`) when the tombstone `state` keeps it as a
+    /// candidate, for a join that revives the item (Protocol.md 5.9 "A tombstone's photo").
+    mutating func addPhoto(_ ref: ImageRef?, at path: String, keptBy state: ItemMergeState) {
+        guard let ref, state.photo.candidates.contains(where: { $0.value == ref }) else { return }
+        addImage(source: path, ref: ref)
+    }
+
     private mutating func add(_ record: TrashRecord) throws {
         if pending.isEmpty { pending.reserveCapacity(Self.rowsPerStatement) }
         pending.append(record)

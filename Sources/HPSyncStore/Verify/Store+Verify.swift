@@ -68,6 +68,7 @@ extension Store {
             }
         }
         try verifyTrash(into: &report, repair: repair, intact: intact)
+        try verifyKeptPhotos(into: &report, repair: repair, intact: intact)
         if repair { try healLiveImagesFromTrash(&report, refs: refs) }
         for entry in unaccounted {
             if entry.age < configuration.sweepAgeSeconds {

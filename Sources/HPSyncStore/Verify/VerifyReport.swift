@@ -12,6 +12,10 @@ public struct VerifyReport: Sendable, Hashable {
     package var missingTrashImages: [String] = []
     /// Trash images whose size or SHA-256 differs from what their entries name.
     package var mismatchedTrashImages: [String] = []
+    /// Kept photos that lost a clash (`trash/<hex>`) whose size or SHA-256 differs.
+    package var mismatchedConflictPhotos: [String] = []
+    /// Kept photos of deleted items (Protocol.md 5.9 "A tombstone's photo") that are damaged.
+    package var mismatchedTombstonePhotos: [String] = []
     /// Files in `images/` that no row accounts for (not removed): what a crash or power cut
     /// between a delete's commit and its unlink leaves by design. A note, not a problem: nothing
     /// names them, and the daily sweep (or `verify --repair`) removes them.
@@ -43,6 +47,7 @@ public struct VerifyReport: Sendable, Hashable {
     public var isClean: Bool {
         integrityErrors.isEmpty && missingImages.isEmpty && mismatchedImages.isEmpty && pending.isEmpty
             && identityProblems.isEmpty && missingTrashImages.isEmpty && mismatchedTrashImages.isEmpty
+            && mismatchedConflictPhotos.isEmpty && mismatchedTombstonePhotos.isEmpty
             && blindProblems.isEmpty
     }
 
@@ -53,6 +58,14 @@ public struct VerifyReport: Sendable, Hashable {
             + mismatchedImages.map { "image file of \($0) does not match its digest; \(Self.healing)" }
             + missingTrashImages.map { "trash image \($0) is missing; \(Self.trashHealing)" }
             + mismatchedTrashImages.map { "trash image \($0) does not match its digest; \(Self.trashHealing)" }
+            + mismatchedConflictPhotos.map {
+                "\($0), a photo that lost a clash, does not match its digest; `hp-sync verify --repair` copies it "
+                    + "from a live photo with the same digest, and any edit of the clashing field resolves the clash"
+            }
+            + mismatchedTombstonePhotos.map {
+                "\($0), the photo a deleted item keeps for a revival, does not match its digest; `hp-sync verify "
+                    + "--repair` copies it from a live photo with the same digest, and a revival fetches it from a peer"
+            }
             + pending.map { "unfinished image write for \($0); `hp-sync verify --repair` finishes it" }
             + identityProblems + blindProblems
     }
@@ -61,9 +74,9 @@ public struct VerifyReport: Sendable, Hashable {
     public var notes: [String] {
         blindNotes
             + orphans.map {
-            "leftover file images/\($0), named by no item (an interrupted delete or write leaves one); "
-                + "the daily sweep or `hp-sync verify --repair` removes it"
-        }
+                "leftover file images/\($0), named by no item (an interrupted delete or write leaves one); "
+                    + "the daily sweep or `hp-sync verify --repair` removes it"
+            }
     }
 
     /// How to get an image back: from a peer by digest, or from the person's own copy.

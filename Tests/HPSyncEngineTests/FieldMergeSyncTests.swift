@@ -1,0 +1,302 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncEngine
+
+/// Field merge over real sessions (protocol version 5, Protocol.md 5.9).
+@Suite struct FieldMergeSyncTests {
+    /// Pulls with the client offering at most `maxVersion`.
+    @discardableResult
+    static func pull(_ client: TestNode, from server: TestNode, maxVersion: UInt32 = ProtocolLimits.maxVersion)
+        throws -> SyncReport
+    {
+        try Sync.session(client, server, .pipe) { channel in
+            var hooks = EngineTestHooks()
+            hooks.maxVersion = maxVersion
+            return try SyncClient(store: client.store, logger: quietLogger, testHooks: hooks).pull(
+                over: channel, serverNodeID: server.nodeID, peerName: server.name)
+        } wrap: {
+            $0
+        }
+    }
+
+    /// Two nodes that pull from each other, sharing one clock (advanced between edits).
+    func pair() throws -> (TestNode, TestNode, TestClock) {
+        let clock = TestClock()
+        let laptop = try TestNode("laptop", clock: clock)
+        let desktop = try TestNode("desktop", clock: clock)
+        try laptop.allow(desktop)
+        try desktop.allow(laptop)
+        return (laptop, desktop, clock)
+    }
+
+    /// Both set the guitar's photo, the laptop first (`jpeg(1)`, which loses), then sync both ways.
+    func photoClash() throws -> (TestNode, TestNode, TestClock, Item) {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar")
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        try laptop.setImage(guitar.key, jpeg(1))
+        clock.advance(milliseconds: 10)
+        try desktop.setImage(guitar.key, jpeg(2))
+        try Sync.pull(laptop, from: desktop)
+        try Sync.pull(desktop, from: laptop)
+        return (laptop, desktop, clock, guitar)
+    }
+
+    @Test(arguments: Transport.allCases) func theGuitarKeepsBothEdits(_ transport: Transport) throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop, over: transport)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Fender Stratocaster"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        try Sync.pull(desktop, from: laptop, over: transport)
+        try Sync.pull(laptop, from: desktop, over: transport)
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.item(guitar.key))
+            #expect(item.name == "Fender Stratocaster")
+            #expect(item.valueInDollars == 1_200)
+            #expect(try node.store.conflictCount() == 0)
+        }
+        #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
+        // Converged: neither side has anything for the other.
+        #expect(try Sync.pull(desktop, from: laptop, over: transport).recordsTransferred == 0)
+        #expect(try Sync.pull(laptop, from: desktop, over: transport).recordsTransferred == 0)
+    }
+
+    @Test func aClashIsListedOnBothUntilAnEditResolvesIt() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar")
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Strat"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(name: "Telecaster"))
+        try Sync.pull(desktop, from: laptop)
+        try Sync.pull(laptop, from: desktop)
+        for node in [laptop, desktop] {
+            #expect(try node.store.item(guitar.key)?.name == "Telecaster")
+            let conflicts = try node.store.conflicts()
+            #expect(conflicts.map(\.losing) == [.text("Strat")])
+        }
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Strat"))
+        #expect(try laptop.store.conflictCount() == 0)
+        try Sync.pull(desktop, from: laptop)
+        #expect(try desktop.store.conflictCount() == 0)
+        #expect(try desktop.store.item(guitar.key)?.name == "Strat")
+        try Sync.pull(laptop, from: desktop)
+        #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
+    }
+
+    /// What a source sends (the stored compact form, unread) is the state a node reads: one
+    /// form, conflicts in the order the wire lists them, whatever order the store keeps them in
+    /// (a clash of the value and of the photo: the table sorts "photo" first).
+    @Test func theFormASourceSendsIsTheStateItHolds() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 1)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(valueInDollars: 2))
+        try laptop.setImage(guitar.key, jpeg(1))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 3))
+        try desktop.setImage(guitar.key, jpeg(2))
+        try Sync.pull(desktop, from: laptop)
+        let state = try #require(try desktop.store.mergeState(guitar.key))
+        #expect(state.listedConflicts.map(\.field) == [.valueInDollars, .photo])
+        let sent = try #require(try desktop.store.records([guitar.key]).first)
+        var read = state.item
+        read.mergeState = state
+        #expect(sent.mergeFields == read.mergeFields)
+        #expect(sent == read)
+        #expect(sent.mergeState == state)
+    }
+
+    /// A peer of version 4 merges whole records: the newer record wins, as before field merge.
+    @Test func aVersion4SessionMergesWholeRecords() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Self.pull(desktop, from: laptop, maxVersion: 4)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Fender Stratocaster"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        try Self.pull(laptop, from: desktop, maxVersion: 4)
+        let item = try #require(try laptop.store.item(guitar.key))
+        #expect(item.valueInDollars == 1_200)
+        #expect(item.name == "Guitar")
+    }
+
+    /// Three nodes, one of which syncs in version 4 only (every session with it is record-level):
+    /// after every pair has synced both ways until nothing moves, all three hold one item. The
+    /// case the property with a version-4 node found (`FieldMergePropertyTests`), with real
+    /// sessions: the laptop and the desktop join to the old node's name and the desktop's value
+    /// at the desktop's version, which the old node holds with the name it lost to the desktop's
+    /// record; record-level sessions compare versions only, so without the restamp before a
+    /// version-4 session (Protocol.md 5.9 "Older peers") nothing would move again.
+    @Test func aVersion4PeerInTheMixConverges() throws {
+        let (laptop, desktop, clock) = try pair()
+        let old = try TestNode("old", clock: clock)
+        for node in [laptop, desktop] {
+            try node.allow(old)
+            try old.allow(node)
+        }
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop)
+        try Self.pull(old, from: laptop, maxVersion: 4)
+        clock.advance(milliseconds: 10)
+        _ = try old.store.edit(guitar.key, ItemEdit(name: "Old name"))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 1_200))
+        // The laptop takes the old node's record whole (newer); the old node takes the
+        // desktop's whole (newer still), losing its own rename there.
+        try Self.pull(laptop, from: old, maxVersion: 4)
+        try Self.pull(old, from: desktop, maxVersion: 4)
+        let desktopVersion = try #require(try desktop.store.item(guitar.key)).version
+        try Sync.pull(laptop, from: desktop)
+        try Sync.pull(desktop, from: laptop)
+        // Joined at the desktop's version, with the old node's name: flagged on both.
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.records([guitar.key]).first)
+            #expect(item.version == desktopVersion && item.name == "Old name" && item.joined)
+        }
+        for _ in 0..<2 {
+            try Sync.pull(laptop, from: desktop)
+            try Sync.pull(desktop, from: laptop)
+            for node in [laptop, desktop] {
+                try Self.pull(old, from: node, maxVersion: 4)
+                try Self.pull(node, from: old, maxVersion: 4)
+            }
+        }
+        let items = try [laptop, desktop, old].map { try #require(try $0.store.item(guitar.key)) }
+        #expect(items[0] == items[1])
+        #expect(items[0].name == "Old name" && items[0].valueInDollars == 1_200)
+        #expect(items[0].version > desktopVersion, "restamped before the old node pulled")
+        #expect(items[2] == items[0], "the version-4 node holds \(items[2]), the others \(items[0])")
+        for node in [laptop, desktop] {
+            #expect(try node.store.conflictCount() == 0)
+            #expect(try node.store.conflicts().isEmpty)
+            #expect(try node.store.records([guitar.key]).first?.joined == false)
+        }
+        #expect(try laptop.store.mergeState(guitar.key) == desktop.store.mergeState(guitar.key))
+    }
+
+    /// A deletion on one node and an edit of another field on the other: the newer wins the
+    /// item, and a revival brings back every field, the deleting node's own edits included.
+    @Test func aRevivalBringsBackTheFieldsATombstoneKept() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 0)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(serialNumber: .set("SN-1")))
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.delete([guitar.key])
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        try Sync.pull(desktop, from: laptop)
+        try Sync.pull(laptop, from: desktop)
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.item(guitar.key))
+            #expect(!item.deleted)
+            #expect(item.serialNumber == "SN-1")
+            #expect(item.valueInDollars == 7)
+        }
+    }
+
+    /// A tombstone keeps its photo (Protocol.md 5.9 "A tombstone's photo"), and a sink that
+    /// never held the item asks for those bytes with the page's images. When the source has
+    /// lost its copy and answers "missing", the tombstone still applies (the pull finishes
+    /// clean), and the revival that a later edit on a third node brings shows the photo again,
+    /// with bytes from the node that sends the revival.
+    @Test func aTombstoneWhosePhotoTheSourceLostStillAppliesAndTheRevivalBringsIt() throws {
+        let clock = TestClock()
+        let laptop = try TestNode("laptop", clock: clock)
+        let desktop = try TestNode("desktop", clock: clock)
+        let hub = try TestNode("hub", clock: clock)
+        for (one, other) in [(laptop, desktop), (hub, laptop), (hub, desktop)] {
+            try one.allow(other)
+            try other.allow(one)
+        }
+        let guitar = try laptop.add("Guitar", image: jpeg(1))
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.delete([guitar.key])
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 7))
+        // The laptop's kept copy of the photo is gone (a disk error, a hand in the trash folder).
+        let kept = laptop.directory.appendingPathComponent("store/trash/\(SHA256.hash(jpeg(1)).hex)")
+        #expect(FileManager.default.fileExists(atPath: kept.path), "the delete kept the photo")
+        try FileManager.default.removeItem(at: kept)
+
+        let report = try Sync.pull(hub, from: laptop)
+        #expect(report.refused.isEmpty && report.withheld.isEmpty)
+        #expect(try hub.store.item(guitar.key)?.deleted == true)
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: hub.directory.appendingPathComponent("store/trash/\(SHA256.hash(jpeg(1)).hex)").path),
+            "nothing to keep")
+        #expect(try hub.store.verify(repair: false).isClean)
+
+        try Sync.pull(hub, from: desktop)
+        let revived = try #require(try hub.store.item(guitar.key))
+        #expect(!revived.deleted && revived.valueInDollars == 7)
+        #expect(hub.imageBytes(guitar.key) == jpeg(1))
+        #expect(try hub.store.verify(repair: false).isClean)
+    }
+
+    /// A photo clash: the node whose photo lost keeps its bytes for the Conflicts page, and
+    /// taking it back is an edit that every node then follows.
+    @Test func aLosingPhotoIsKeptAndCanBeTakenBack() throws {
+        let (laptop, desktop, clock, guitar) = try photoClash()
+        let first = SHA256.hash(jpeg(1))
+        for node in [laptop, desktop] {
+            #expect(try node.store.item(guitar.key)?.image?.digest == SHA256.hash(jpeg(2)))
+            #expect(try node.store.conflicts().map(\.losing) == [.photo(ImageRef(digest: first, size: 3000))])
+        }
+        let kept = try #require(try laptop.store.conflictPhotoFile(first))
+        #expect(Array(try Data(contentsOf: kept)) == jpeg(1))
+        #expect(try desktop.store.conflictPhotoFile(first) == nil, "the desktop never had those bytes")
+
+        let losing = try #require(try laptop.store.conflicts().first).losingVersion
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.takeLosingValue(guitar.key, field: .photo, losing: losing)
+        try Sync.pull(desktop, from: laptop)
+        for node in [laptop, desktop] {
+            #expect(try node.store.conflictCount() == 0)
+            #expect(node.imageBytes(guitar.key) == jpeg(1))
+            #expect(try node.store.verify(repair: false).isClean)
+        }
+    }
+
+    /// `verify` checks the losing photo a node keeps: damaged, it is a problem that a live photo
+    /// with the same digest heals; a node that never held those bytes has nothing to check.
+    @Test func verifyChecksTheKeptLosingPhoto() throws {
+        let (laptop, desktop, _, _) = try photoClash()
+        let first = SHA256.hash(jpeg(1))
+        let kept = try #require(try laptop.store.conflictPhotoFile(first))
+        #expect(try laptop.store.verify(repair: false).isClean)
+        #expect(try desktop.store.verify(repair: false).isClean)
+
+        try Data(repeating: 0, count: 3000).write(to: kept)
+        let found = try laptop.store.verify(repair: false)
+        #expect(found.mismatchedConflictPhotos == ["trash/\(first.hex)"])
+        #expect(found.problems.contains { $0.contains("lost a clash") })
+        #expect(try laptop.store.conflictPhotoFile(first) == nil, "damaged bytes are not shown")
+        #expect(try laptop.store.verify(repair: true).mismatchedConflictPhotos.count == 1, "no copy to heal from")
+
+        let amp = try laptop.add("Amp")
+        try laptop.setImage(amp.key, jpeg(1))
+        let repaired = try laptop.store.verify(repair: true)
+        #expect(repaired.isClean)
+        #expect(repaired.repaired.contains { $0.contains("lost a clash") })
+        #expect(Array(try Data(contentsOf: kept)) == jpeg(1))
+    }
+}
