@@ -139,6 +139,26 @@ import Testing
         }
     }
 
+    /// n1 and n0 add k2 in the same millisecond, n1 deletes it, n0 renames it (t+37, based on
+    /// its own add), and n1 runs `gc --older-than 1000 --force` before any sync: the tombstone,
+    /// the only copy of n1's add, goes. After the final round k2 is live everywhere with n0's
+    /// name, and no node lists n1's add's name as the losing side of a clash: that value went
+    /// with the tombstone, as `--force` says. The model listed it (the property's seed
+    /// `LjgJ0Hzh...`); it now leaves out a clash whose losing value only such a tombstone held.
+    @Test func aClashWhoseLosingValueAForcedGCDroppedIsNotListed() throws {
+        func step(_ kind: HistoryStep.Kind, _ node: Int, _ parameter: Int = 0) -> HistoryStep {
+            HistoryStep(kind: kind, node: node, peer: 0, slot: 2, parameter: parameter)
+        }
+        let run = try Self.run([step(.add, 1), step(.add, 0), step(.delete, 1), step(.edit, 0, 1), step(.gc, 1, 115)])
+        #expect(run.lostByForce.count == 1, "the forced gc dropped n1's only copy:\n  \(run.transcript)")
+        try run.check()
+        for node in run.nodes {
+            let item = try #require(try node.snapshot().first)
+            #expect(item.name == "k2 edited by n0 #1" && !item.deleted, "\(node.name):\n  \(run.transcript)")
+            #expect(try node.store.conflicts().isEmpty, "\(node.name):\n  \(run.transcript)")
+        }
+    }
+
     /// n0 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n0 edits k0's
     /// name (later). n1's push brings n0 a tombstone that keeps photo 1, and the join revives k0
     /// on n0 with n0's name and n1's photo, whose bytes n0 never had. Before the sink fetched a
