@@ -1,5 +1,6 @@
 import Foundation
 import HPSyncCrypto
+import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTesting
@@ -124,11 +125,10 @@ import Testing
         #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
     }
 
-    /// Found by ConvergencePropertyTests (seed SGzkkSnDp7RclT7240IejpvGFsU08EHFPW76UfQkuuk=): a
-    /// version the sink declines (its own, stamped while its clock was a day ahead, is newer) is
-    /// never fetched, so its stamp was never seen; `clock reset` then restamped below it, and the
-    /// source kept its version while the sink spread its own.
-    @Test func aClockResetRestampsAboveAVersionItDeclinedWhileItsClockWasAhead() throws {
+    /// b makes an item, a pulls it, and b edits it (b's clock 5 minutes ahead of a's).
+    static func itemEditedOnBAfterAPulledIt() throws -> (
+        a: TestNode, b: TestNode, clockA: TestClock, clockB: TestClock, made: Item, editedOnB: Item
+    ) {
         let clockA = TestClock(Self.start)
         let clockB = TestClock(Self.start + 300_000)
         let a = try TestNode("a", clock: clockA)
@@ -139,6 +139,15 @@ import Testing
         try Sync.pull(a, from: b)
         clockB.set(Self.start + 301_000)
         let editedOnB = try b.store.edit(made.key, ItemEdit(name: "Edited on b"))
+        return (a, b, clockA, clockB, made, editedOnB)
+    }
+
+    /// Found by ConvergencePropertyTests (seed SGzkkSnDp7RclT7240IejpvGFsU08EHFPW76UfQkuuk=): a
+    /// version the sink declines (its own, stamped while its clock was a day ahead, is newer) is
+    /// never fetched, so its stamp was never seen; `clock reset` then restamped below it, and the
+    /// source kept its version while the sink spread its own.
+    @Test func aClockResetRestampsAboveAVersionItDeclinedWhileItsClockWasAhead() throws {
+        let (a, b, clockA, clockB, made, editedOnB) = try Self.itemEditedOnBAfterAPulledIt()
         clockA.set(Self.start + 86_400_000)
         _ = try a.store.edit(made.key, ItemEdit(name: "Edited on a while its clock was a day ahead"))
         try Sync.push(b, to: a)
@@ -150,5 +159,26 @@ import Testing
         try Sync.pull(b, from: a)
         #expect(try a.snapshot() == b.snapshot())
         #expect(try b.store.item(made.key)?.name == "Edited on a while its clock was a day ahead")
+    }
+
+    /// The same, when the push that brings the declined version also brings another one stamped
+    /// a day ahead (b's clock ran ahead too, for a while): that stamp raised the mark of received
+    /// stamps past the reset's limit, so the mark no longer bounded the restamp, and the
+    /// restamp could land below the declined version (the property's seed `/yITwmIDF...`). The
+    /// declined stamp is now remembered on its own: in the sink's plan for a version-4 peer
+    /// (declined without a fetch), and in the store's apply for a version-5 one (fetched, joined).
+    @Test(arguments: [UInt32(4), ProtocolLimits.maxVersion])
+    func aClockResetStaysAboveADeclinedVersionWhenADayAheadStampCameWithIt(version: UInt32) throws {
+        let (a, b, clockA, clockB, made, editedOnB) = try Self.itemEditedOnBAfterAPulledIt()
+        clockB.set(Self.start + 86_400_000)
+        _ = try b.add("Made on b while its clock was a day ahead")
+        clockB.set(Self.start + 302_000)
+        clockA.set(Self.start + 86_400_000)
+        _ = try a.store.edit(made.key, ItemEdit(name: "Edited on a while its clock was a day ahead"))
+        try NoChangeLostTests.push(b, to: a, maxVersion: version)
+        clockA.set(Self.start + 2_000)
+        let reset = try a.store.resetClock()
+        let restamp = try #require(reset.restamped.first { $0.key == made.key })
+        #expect(restamp.new.stamp > editedOnB.version.stamp, "the restamped edit must beat the version it declined")
     }
 }

@@ -159,6 +159,31 @@ import Testing
         }
     }
 
+    /// n1's clock runs a day ahead; n1 adds k0 there, n0 adds k0 at the real time, and n1 pulls
+    /// from n0 (declining n0's k0 as older, and taking k2, which n0 stamped a day ahead too).
+    /// Both reset their clocks: n1 restamped its k0 just above the newest stamp it remembered
+    /// below the limit, which the day-ahead k2 had pushed out of `remoteMark`, so the restamp
+    /// could land at or below n0's declined k0. When it lost to that version by origin, n1 held
+    /// its own k0 and n0 its own, for good: n1's checkpoint was past n0's k0 (the property's seed
+    /// `/yITwmIDF...`, in runs where n0's node ID is the greater). A declined version's stamp is
+    /// now remembered beside the issued ones. The node IDs are random, so eight runs.
+    @Test func aClockResetStaysAboveAVersionItDeclined() throws {
+        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
+            -> HistoryStep
+        {
+            HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
+        }
+        for _ in 0..<8 {
+            let run = try Self.run([
+                step(.add, 0, slot: 1), step(.clockJump, 1), step(.add, 1), step(.add, 0), step(.clockJump, 0),
+                step(.add, 0, slot: 2), step(.pull, 1, peer: 0, 66),
+            ])
+            let exports = try run.nodes.map { try $0.snapshot() }
+            #expect(Set(exports).count == 1, "the nodes hold one inventory:\n  \(run.transcript)")
+            try run.check()
+        }
+    }
+
     /// n0 adds k0 with photo 0 and n1 pulls it; n1 sets photo 1 and deletes k0; n0 edits k0's
     /// name (later). n1's push brings n0 a tombstone that keeps photo 1, and the join revives k0
     /// on n0 with n0's name and n1's photo, whose bytes n0 never had. Before the sink fetched a

@@ -38,7 +38,8 @@ final class BatchCommitter: @unchecked Sendable {
                 defer { for image in batch.staged { image.discard() } }
                 let outcome = try store.applyRemote(
                     batch.records, checkpoint: batch.checkpoint, reconcile: batch.reconcile,
-                    keepReplaced: keepReplaced, observed: batch.newestRemoteStamp)
+                    keepReplaced: keepReplaced, observed: batch.newestRemoteStamp,
+                    declined: batch.declinedStamps)
                 return Committed(throughSeq: batch.throughSeq, outcome: outcome)
             }
             self.condition.lock()

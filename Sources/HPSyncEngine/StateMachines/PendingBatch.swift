@@ -30,6 +30,9 @@ struct PendingBatch {
     /// store declined (its own is newer) still lives on the source, and `clock reset` must
     /// restamp above it.
     var newestRemoteStamp = VersionStamp.zero
+    /// The lowest and highest stamps of the entries declined as older than this store's own
+    /// versions: not kept here, they may still live on their makers (`ChangeClock.noteUnkept`).
+    var declinedStamps: ClosedRange<VersionStamp>?
 
     /// One transaction's worth, as the committer writes it.
     struct Sealed {
@@ -41,6 +44,7 @@ struct PendingBatch {
         var mayRemoveImages: Bool
         var staged: [StagedImage]
         var newestRemoteStamp: VersionStamp
+        var declinedStamps: ClosedRange<VersionStamp>?
     }
 
     /// Makes room for a batch of up to `entries` entries at once, instead of growing the records
@@ -92,7 +96,8 @@ struct PendingBatch {
         Self.sortByKey(&records)
         return Sealed(
             records: records, checkpoint: nil, reconcile: reconcile, throughSeq: throughSeq, keys: keys,
-            mayRemoveImages: mayRemoveImages, staged: staged, newestRemoteStamp: newestRemoteStamp)
+            mayRemoveImages: mayRemoveImages, staged: staged, newestRemoteStamp: newestRemoteStamp,
+            declinedStamps: declinedStamps)
     }
 
     /// Puts `records` in key order. Their keys' 128-bit values are sorted with their places

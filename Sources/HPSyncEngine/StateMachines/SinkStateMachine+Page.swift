@@ -160,6 +160,13 @@ extension SinkStateMachine {
         for entry in acceptable where entry.version.stamp > work.pending.newestRemoteStamp {
             work.pending.newestRemoteStamp = entry.version.stamp
         }
+        for entry in acceptable {
+            guard let mine = local[entry.key], entry.version < mine.version else { continue }
+            let stamp = entry.version.stamp
+            let declined = work.pending.declinedStamps
+            work.pending.declinedStamps =
+                min(declined?.lowerBound ?? stamp, stamp)...max(declined?.upperBound ?? stamp, stamp)
+        }
         let plan = MergePlanner.plan(
             ManifestPage(entries: acceptable, throughSeq: page.throughSeq, isFinal: page.isFinal), local: local,
             mergesFields: mergesFields)

@@ -9,6 +9,12 @@ import HPSyncModel
 /// issued. Within a transaction the stamps are consecutive raw values (`max(now, mark + 1)`,
 /// then `mark + 1`), so a run is exact: the highest stamp issued below any limit is
 /// `min(highest, limit - 1)` of the highest run that starts below it.
+///
+/// The table also keeps, as one run per transaction, the stamps of other nodes' versions the
+/// transaction saw and did not keep (`ChangeClock.noteUnkept`): the reset must stay above those
+/// too. Such a run is not consecutive; one that straddles a limit bounds it at `limit - 1`, which
+/// only a transaction that declined both a version below the limit and one from a clock running
+/// past it can record.
 struct LocalStampRun: Equatable {
     var lowest: UInt64
     var highest: UInt64

@@ -15,6 +15,13 @@ struct ChangeClock {
     /// stay one run (one row for an `rm` of many keys). Saved to `localStamp` too: `clock reset`
     /// must restamp above both.
     private var replaced: [LocalStampRun] = []
+    /// The stamps of versions from other nodes this transaction saw and did not keep as their
+    /// key's row (an older record declined or joined into a newer state, an entry the caller
+    /// declined), as one run from the lowest to the highest. Saved to `localStamp` too: such a
+    /// version may still live on its maker, so `clock reset` must restamp above it, which
+    /// `remoteMark` alone cannot say once a stamp from a clock running ahead raised it past the
+    /// reset's limit.
+    private var unkept: LocalStampRun?
 
     init(_ db: Database, now: UInt64) throws {
         meta = try MetaRecord.load(db)
@@ -59,6 +66,17 @@ struct ChangeClock {
         if stamp > meta.remoteMark { meta.remoteMark = stamp }
     }
 
+    /// Remembers the stamps from `lowest` to `highest` as seen and not kept (see `unkept`).
+    mutating func noteUnkept(_ lowest: VersionStamp, _ highest: VersionStamp) {
+        guard lowest.rawValue > 0, lowest <= highest else { return }
+        if let run = unkept {
+            unkept = LocalStampRun(
+                lowest: min(run.lowest, lowest.rawValue), highest: max(run.highest, highest.rawValue))
+        } else {
+            unkept = LocalStampRun(lowest: lowest.rawValue, highest: highest.rawValue)
+        }
+    }
+
     /// Lowers the high-water mark (only `Store.resetClock`, which restamps every version above it).
     mutating func resetHighWater(to stamp: VersionStamp) {
         meta.highWater = stamp
@@ -80,8 +98,8 @@ struct ChangeClock {
         let statement = try db.cachedStatement(
             sql: "UPDATE meta SET hlcHighWater = ?, lastSeq = ?, remoteHighWater = ? WHERE id = 1")
         try statement.execute(arguments: [meta.hlcHighWater, meta.lastSeq, meta.remoteHighWater])
-        if !issued.isEmpty || !replaced.isEmpty {
-            try LocalStampRun.record(issued + replaced, now: nowMilliseconds, db)
+        if !issued.isEmpty || !replaced.isEmpty || unkept != nil {
+            try LocalStampRun.record(issued + replaced + (unkept.map { [$0] } ?? []), now: nowMilliseconds, db)
         }
     }
 }

@@ -56,11 +56,13 @@ extension Store {
                     db, sql: "SELECT MAX(stamp) FROM item WHERE stamp < ?",
                     arguments: [Int64(bitPattern: limit.rawValue)])
                 ?? 0
-            // Above every stamp another node made that this store saw within the limit, held or
-            // since replaced (the version a restamped one replaced may still live on its maker),
-            // and above every stamp this node issued below the limit, held or since replaced
-            // here (it may have reached a peer before the clock went ahead), so the restamped
-            // versions win everywhere and never reissue a version. A received stamp beyond the
+            // Above every stamp another node made that this store saw within the limit, held,
+            // since replaced (the version a restamped one replaced may still live on its maker)
+            // or never kept (an older version declined or joined into a newer one: recorded
+            // beside the issued stamps, as `remoteMark` forgets it once a stamp from a clock
+            // running ahead passed the limit), and above every stamp this node issued below the
+            // limit, held or since replaced here (it may have reached a peer before the clock
+            // went ahead), so the restamped versions win everywhere and never reissue a version. A received stamp beyond the
             // limit (other clocks ran ahead too: the case `clock reset` refuses without --force)
             // bounds nothing.
             let received = changeClock.meta.remoteMark

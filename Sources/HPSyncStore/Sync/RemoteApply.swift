@@ -34,6 +34,10 @@ struct RemoteApply {
         /// entries it declined because this store's version is newer): raises the mark of
         /// stamps received from other nodes, which `clock reset` restamps above.
         var observed = VersionStamp.zero
+        /// The lowest and highest stamps of the entries the caller declined as older than this
+        /// store's versions: not kept here, they may still live on their makers, and `clock
+        /// reset` must restamp above them (`ChangeClock.noteUnkept`).
+        var declined: ClosedRange<VersionStamp>?
     }
 
     let store: Store
@@ -76,6 +80,7 @@ struct RemoteApply {
         try store.writeBatch { db in
             var changeClock = try ChangeClock(db, now: now)
             changeClock.observeDeclined(options.observed)
+            if let declined = options.declined { changeClock.noteUnkept(declined.lowerBound, declined.upperBound) }
             var journaledHere: [(key: ItemKey, temp: String)] = []
             var supersededHere: [String] = []
             var unlinkHere: [ItemKey] = []
@@ -121,6 +126,11 @@ struct RemoteApply {
                     try record.likelyNew && virtualTombstone == nil
                     && Self.insertIfAbsent(db, item, fields: stored?.fields, with: insertion, clock: &changeClock)
                 let local = inserted ? nil : try ItemRecord.fetch(with: lookup, key: key)
+                // Stamped below the row: declined, or joined into it; either way not this key's row.
+                // (An equal stamp is the row's own, which the reset covers as it covers the row.)
+                if let local, item.version.stamp.rawValue < UInt64(bitPattern: local.stamp) {
+                    changeClock.noteUnkept(item.version.stamp, item.version.stamp)
+                }
                 if local != nil, !fullCache {
                     try Store.useFullWriterCache(db)
                     fullCache = true
@@ -321,12 +331,13 @@ extension Store {
     /// trash (a pull and a push receiver alike): the caller's trash policy, never the store's.
     package func applyRemote(
         _ records: [IncomingRecord], checkpoint: CheckpointUpdate?, reconcile: ReconcileStep? = nil,
-        keepReplaced: Bool = false, observed: VersionStamp = .zero
+        keepReplaced: Bool = false, observed: VersionStamp = .zero, declined: ClosedRange<VersionStamp>? = nil
     ) throws -> ApplyOutcome {
         try RemoteApply(
             store: self, records: records,
             options: RemoteApply.Options(
-                checkpoint: checkpoint, reconcile: reconcile, keepReplaced: keepReplaced, observed: observed)
+                checkpoint: checkpoint, reconcile: reconcile, keepReplaced: keepReplaced, observed: observed,
+                declined: declined)
         ).run()
     }
 }
