@@ -28,7 +28,7 @@ final class BlindSink {
     private var held: [BlindObject] = []
     private var heldItems: [BlindID: Item] = [:]
     private var photosWanted = 0
-    private var upload: (id: BlindID, size: Int64, left: Int64, sealer: PhotoSealer)?
+    private var upload: (id: BlindID, size: Int64, left: Int64, sealer: StreamSealer)?
     private var uploaded: Set<BlindID> = []
     private var firstHeld: Int64 = 0
     /// Records whose copy there a trusted node found broken: their photo is uploaded again too.
