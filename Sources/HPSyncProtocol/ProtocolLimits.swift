@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// The protocol versions and hard limits; Protocol.md §Limits lists the same numbers.
 ///
 /// A receiver checks every one of them and ends the session with `ERROR_LIMIT` when a peer
@@ -31,6 +33,18 @@ public enum ProtocolLimits {
     public static let maxSealedHeadBytes = 4096
     /// Largest sealed photo a blind store accepts (1 TiB: the disk is the real limit).
     public static let maxSealedPhotoBytes: Int64 = 1 << 40
+    /// Largest sealed pack a blind store accepts: the sealed size of a 64 MiB plaintext
+    /// (`BlindKeys.sealedSize(of: .pack, plainSize: BlindKeys.maximumPackSize)`), sixteen times
+    /// what a trusted node puts in one.
+    public static let maxSealedPackBytes: Int64 = 69_222_929
+
+    /// Largest sealed stream of `kind` a blind store accepts.
+    public static func maxSealedBytes(_ kind: SealedStreamKind) -> Int64 {
+        switch kind {
+        case .photo: maxSealedPhotoBytes
+        case .pack: maxSealedPackBytes
+        }
+    }
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

@@ -1,4 +1,5 @@
 import HPSyncModel
+import HPSyncProtocol
 import HPSyncTesting
 import Testing
 
@@ -63,6 +64,29 @@ import Testing
             }
             #expect(what.hasPrefix("sealed \(opener) "), "\(attempt): \(what)")
         }
+    }
+
+    @Test func theWiresPackBoundIsTheSealedSizeOfTheLargestPack() {
+        #expect(
+            BlindKeys.sealedSize(of: .pack, plainSize: BlindKeys.maximumPackSize) == ProtocolLimits.maxSealedPackBytes)
+    }
+
+    /// Every sealed size is recognised as one, for both kinds, and the bytes around it mostly not.
+    @Test func aHostRecognisesSealedSizesWithoutAKey() {
+        var generator = SplitMix64(seed: 37)
+        var sizes: [Int64] = [0, 1, 4095, 4096, 65535, 65536, 65537, 1 << 20, BlindKeys.maximumPackSize]
+        sizes += (0..<2_000).map { _ in Int64.random(in: 0...(8 << 20), using: &generator) }
+        var neighbours = 0
+        for plainSize in sizes {
+            for kind in SealedStreamKind.allCases {
+                let sealed = BlindKeys.sealedSize(of: kind, plainSize: plainSize)
+                #expect(BlindKeys.isSealedSize(sealed, of: kind), "\(kind) of \(plainSize) bytes: \(sealed)")
+                if BlindKeys.isSealedSize(sealed + 1, of: kind) { neighbours += 1 }
+            }
+        }
+        #expect(neighbours == 0, "one past a sealed size is never one (Padmé's buckets are wider)")
+        #expect(!BlindKeys.isSealedSize(BlindKeys.sealedSize(of: .photo, plainSize: 1 << 30), of: .pack))
+        #expect(!BlindKeys.isSealedSize(17, of: .pack) && !BlindKeys.isSealedSize(-5, of: .photo))
     }
 
     @Test func aSizeBeyondThePackBoundIsRefusedNotTrapped() throws {

@@ -1,3 +1,5 @@
+import HPSyncModel
+
 extension BlindKeys {
     /// The largest photo that can be sealed: far above any real one, it keeps sizes clear of
     /// overflow.
@@ -12,6 +14,22 @@ extension BlindKeys {
     /// without any key.
     public static func sealedSize(of kind: SealedStreamKind, plainSize: Int64) -> Int64 {
         layout(kind, plainSize: plainSize).sealedSize
+    }
+
+    /// Whether `size` is the sealed size of some stream of `kind`: what a blind host can check
+    /// of a stored file without any key (a header, a padded plaintext of a Padmé length of at
+    /// least 4 KiB and within the kind's bound, one tag per 64 KiB chunk).
+    public static func isSealedSize(_ size: Int64, of kind: SealedStreamKind) -> Bool {
+        let tag = Int64(ChaChaPoly.tagByteCount)
+        let body = size - Int64(StreamLayout.headerByteCount)
+        guard body > tag else { return false }
+        let chunks = (body + Int64(StreamLayout.chunkByteCount) + tag - 1) / (Int64(StreamLayout.chunkByteCount) + tag)
+        let padded = body - tag * chunks
+        guard padded >= StreamLayout.minimumPaddedSize,
+            padded <= layout(kind, plainSize: kind.maximumPlainSize).paddedSize
+        else { return false }
+        return chunks == (padded + Int64(StreamLayout.chunkByteCount) - 1) / Int64(StreamLayout.chunkByteCount)
+            && (padded == StreamLayout.minimumPaddedSize || Padme.paddedLength(padded) == padded)
     }
 
     /// The exact size of a sealed photo of `plainSize` bytes, in 0...maximumPhotoSize.

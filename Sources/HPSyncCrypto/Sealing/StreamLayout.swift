@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// The sizes, nonces and keys of one sealed stream (a photo or a pack): what `StreamSealer` and
 /// `StreamOpener` share.
 ///

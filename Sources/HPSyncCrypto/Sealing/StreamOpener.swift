@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// Verifies and opens one sealed photo or pack as it streams (the format is `StreamSealer`'s).
 ///
 /// Made by `BlindKeys.opener(_:id:plainSize:)` with the ID and size a record gives (a photo) or

@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// Seals one photo or pack as it streams, holding at most one 64 KiB chunk beyond what it is
 /// given.
 ///

@@ -47,5 +47,25 @@ extension Store {
                 "leftover file sealed/\(name), named by no entry (an interrupted push leaves one); the next push that names it uses it"
             )
         }
+        verifyPacks(into: &report)
+    }
+
+    /// Packs (version 6) are named only inside the sealed head, so the store checks each file's
+    /// name and that its size is one a sealed pack can have.
+    private func verifyPacks(into report: inout VerifyReport) {
+        let folder = sealedDirectory(.pack)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.sorted() {
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path))?[
+                    .size] as? Int64
+            if name.hasPrefix(".tmp-") {
+                report.blindNotes.append("leftover upload packs/\(name) (an interrupted push leaves one)")
+            } else if SHA256Digest(hex: name)?.hex != name || !BlindKeys.isSealedSize(size ?? 0, of: .pack) {
+                report.blindProblems.append(
+                    "packs/\(name) is not a sealed pack (\(size.map { "\($0) bytes" } ?? "unreadable")); a push from a trusted node stores its records again"
+                )
+            }
+        }
     }
 }
