@@ -29,8 +29,9 @@ public enum ProtocolLimits {
     /// Largest sealed record a blind store keeps (a record of the largest name and serial
     /// seals to under 2 KiB; the rest is room for later fields).
     public static let maxSealedRecordBytes = 64 << 10
-    /// Largest sealed head.
-    public static let maxSealedHeadBytes = 4096
+    /// Largest sealed head: 1 MiB, room for a head of packs (version 6) naming about 26,000; a
+    /// head of entries (version 4) is 71 bytes.
+    public static let maxSealedHeadBytes = 1 << 20
     /// Largest sealed photo a blind store accepts (1 TiB: the disk is the real limit).
     public static let maxSealedPhotoBytes: Int64 = 1 << 40
     /// Largest sealed pack a blind store accepts: the sealed size of a 64 MiB plaintext

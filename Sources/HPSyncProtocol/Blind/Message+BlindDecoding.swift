@@ -94,7 +94,8 @@ extension Message {
     {
         guard sealed.count <= ProtocolLimits.maxSealedHeadBytes else {
             throw .invalidField(
-                message: message, field: "sealed", problem: "is \(sealed.count) bytes, the limit is 4096")
+                message: message, field: "sealed",
+                problem: "is \(sealed.count) bytes, the limit is \(ProtocolLimits.maxSealedHeadBytes)")
         }
         let epoch = try seq(epoch, message, "epoch")
         guard (epoch == 0) == sealed.isEmpty else {

@@ -1005,7 +1005,7 @@ public nonisolated struct Hpsync_V1_BlindHead: Sendable {
   /// 0 with empty sealed: no head written yet
   public var epoch: UInt64 = 0
 
-  /// at most 4096 bytes
+  /// at most 1 MiB
   public var sealed: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1177,7 +1177,7 @@ public nonisolated struct Hpsync_V1_BlindSetHead: Sendable {
   /// greater than expected_epoch
   public var epoch: UInt64 = 0
 
-  /// at most 4096 bytes
+  /// at most 1 MiB
   public var sealed: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
