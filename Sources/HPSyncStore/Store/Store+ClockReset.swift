@@ -62,9 +62,9 @@ extension Store {
             // beside the issued stamps, as `remoteMark` forgets it once a stamp from a clock
             // running ahead passed the limit), and above every stamp this node issued below the
             // limit, held or since replaced here (it may have reached a peer before the clock
-            // went ahead), so the restamped versions win everywhere and never reissue a version. A received stamp beyond the
-            // limit (other clocks ran ahead too: the case `clock reset` refuses without --force)
-            // bounds nothing.
+            // went ahead), so the restamped versions win everywhere and never reissue a version.
+            // A received stamp beyond the limit (other clocks ran ahead too: the case `clock
+            // reset` refuses without --force) bounds nothing.
             let received = changeClock.meta.remoteMark
             let issued = try LocalStampRun.highestIssued(below: limit, db)
             changeClock.resetHighWater(
