@@ -1,0 +1,97 @@
+import HPSyncCrypto
+import HPSyncModel
+
+/// What one pack holds, as a trusted node remembers it without keeping the pack
+/// (`Docs/blind-packs-design.md`, step 3): each record's item key, version, whether it is a
+/// deletion, and its merge digest. A push compares its candidates with it; one blob per pack in
+/// the store, never a row per item.
+///
+/// Bytes: format 1 ‖ the number of origins (2 bytes, big-endian) ‖ each origin's node ID (32
+/// bytes) ‖ the number of records (4 bytes) ‖ for each: key (16 bytes) ‖ stamp (8) ‖ origin's
+/// index (2) ‖ flags (1: bit 0 deleted) ‖ merge digest (8). 35 bytes a record.
+struct BlindPackIndex: Equatable {
+    struct Entry: Equatable {
+        var key: ItemKey
+        var version: Version
+        var deleted: Bool
+        var mergeDigest: UInt64
+    }
+
+    var entries: [Entry]
+
+    init(entries: [Entry]) { self.entries = entries }
+
+    /// The index of a pack holding `items`.
+    init(_ items: [Item]) {
+        entries = items.map {
+            Entry(key: $0.key, version: $0.version, deleted: $0.deleted, mergeDigest: $0.mergeDigest)
+        }
+    }
+
+    static let format: UInt8 = 1
+    private static let entryBytes = 16 + 8 + 2 + 1 + 8
+
+    func encoded() -> [UInt8] {
+        var origins: [NodeID] = []
+        var originIndex: [NodeID: Int] = [:]
+        for entry in entries where originIndex[entry.version.origin] == nil {
+            originIndex[entry.version.origin] = origins.count
+            origins.append(entry.version.origin)
+        }
+        precondition(origins.count <= Int(UInt16.max), "a pack's records come from at most 65,535 nodes")
+        var bytes: [UInt8] = [Self.format]
+        bytes.reserveCapacity(7 + origins.count * 32 + entries.count * Self.entryBytes)
+        Self.append(UInt64(origins.count), width: 2, to: &bytes)
+        for origin in origins { bytes += origin.bytes }
+        Self.append(UInt64(entries.count), width: 4, to: &bytes)
+        for entry in entries {
+            bytes += entry.key.bytes
+            Self.append(entry.version.stamp.rawValue, width: 8, to: &bytes)
+            Self.append(UInt64(originIndex[entry.version.origin]!), width: 2, to: &bytes)
+            bytes.append(entry.deleted ? 1 : 0)
+            Self.append(entry.mergeDigest, width: 8, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Reads what `encoded()` wrote; nil for anything else (the store's own bytes: a mismatch is
+    /// damage, and the pack is indexed again from the blind store).
+    init?(decoding bytes: [UInt8]) {
+        var offset = 0
+        func integer(_ width: Int) -> UInt64? {
+            guard offset + width <= bytes.count else { return nil }
+            defer { offset += width }
+            return bytes[offset..<offset + width].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        guard bytes.first == Self.format else { return nil }
+        offset = 1
+        guard let originCount = integer(2), offset + Int(originCount) * 32 <= bytes.count else { return nil }
+        var origins: [NodeID] = []
+        for _ in 0..<originCount {
+            guard let origin = NodeID(bytes: bytes[offset..<offset + 32]) else { return nil }
+            origins.append(origin)
+            offset += 32
+        }
+        guard let count = integer(4), bytes.count - offset == Int(count) * Self.entryBytes else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let key = ItemKey(bytes: bytes[offset..<offset + 16]) else { return nil }
+            offset += 16
+            guard let stamp = integer(8), stamp > 0, let origin = integer(2), Int(origin) < origins.count,
+                let flags = integer(1), flags <= 1, let digest = integer(8)
+            else { return nil }
+            entries.append(
+                Entry(
+                    key: key, version: Version(stamp: VersionStamp(rawValue: stamp), origin: origins[Int(origin)]),
+                    deleted: flags == 1, mergeDigest: digest))
+        }
+        self.entries = entries
+    }
+
+    private static func append(_ value: UInt64, width: Int, to bytes: inout [UInt8]) {
+        for shift in stride(from: 8 * (width - 1), through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+}
