@@ -232,6 +232,19 @@ enum StoreMigrations {
                     CREATE INDEX itemFields_on_joined ON itemFields(key) WHERE fields >= x'0A';
                     """)
         }
+        // Blind stores of packs (Docs/blind-packs-design.md): per blind peer, one row per pack
+        // this node read or wrote: its plaintext size, whether its records were applied here,
+        // and what it holds (`BlindPackIndex`'s bytes, opaque to the store). A row per pack, not
+        // per item: about a thousand at a million items.
+        migrator.registerMigration("v13-blind-packs") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE blindPack (
+                      peerNode BLOB NOT NULL, id BLOB NOT NULL, plainSize INTEGER NOT NULL,
+                      applied INTEGER NOT NULL DEFAULT 0, contents BLOB NOT NULL,
+                      PRIMARY KEY (peerNode, id)) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
