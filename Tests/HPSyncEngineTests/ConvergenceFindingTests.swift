@@ -50,9 +50,6 @@ import Testing
     /// property found the nodes apart. The product retries such a record at every sync until
     /// the slow clock catches up; the final round now runs with every clock exactly right.
     @Test func aVersionWithinOnlyTheFastClocksSkewConvergesOnceClocksAreRight() throws {
-        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, _ parameter: Int = 0) -> HistoryStep {
-            HistoryStep(kind: kind, node: node, peer: peer, slot: 0, parameter: parameter)
-        }
         let run = try Self.run(
             [
                 step(.add, 2), step(.clockJump, 2), step(.edit, 0), step(.gc, 0, 172), step(.add, 0, 25),
@@ -73,11 +70,6 @@ import Testing
     /// on n0 and on every node that pulled from it, while n1, which joined n0's tombstone into
     /// its add, kept it: the nodes ended apart (the property's seed `yb3NyyVR...`).
     @Test func anOlderAddThatMeetsAWholeTombstoneIsKeptByIt() throws {
-        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
-            -> HistoryStep
-        {
-            HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
-        }
         let run = try Self.run(
             [
                 step(.add, 0, slot: 2), step(.push, 0, peer: 2, 15), step(.push, 2, peer: 2, 15), step(.clockJump, 0),
@@ -122,11 +114,6 @@ import Testing
     /// absent at n1). A sync with a clock beyond the skew is now recorded at the earlier of the
     /// two clocks, so gc keeps that tombstone (the property's seed `GG+s5Wuu...`).
     @Test func aSafeGCOnAClockADayAheadSetsNoHorizonInTheFuture() throws {
-        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
-            -> HistoryStep
-        {
-            HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
-        }
         let run = try Self.run([
             step(.clockJump, 1), step(.add, 1), step(.delete, 1), step(.pull, 0, peer: 1, 14), step(.add, 0, slot: 1),
             step(.pull, 1, peer: 2, 6), step(.gc, 1),
@@ -168,11 +155,6 @@ import Testing
     /// `/yITwmIDF...`, in runs where n0's node ID is the greater). A declined version's stamp is
     /// now remembered beside the issued ones. The node IDs are random, so eight runs.
     @Test func aClockResetStaysAboveAVersionItDeclined() throws {
-        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
-            -> HistoryStep
-        {
-            HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
-        }
         for _ in 0..<8 {
             let run = try Self.run([
                 step(.add, 0, slot: 1), step(.clockJump, 1), step(.add, 1), step(.add, 0), step(.clockJump, 0),
@@ -192,9 +174,6 @@ import Testing
     /// clashes of k0 with none (the property's seed `KdHj7igE...`). A key left out is now left
     /// out of the clashes too. The node IDs are random, so eight runs.
     @Test func aKeyAForcedGCLeftOutIsLeftOutOfTheClashesToo() throws {
-        func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, _ parameter: Int = 0) -> HistoryStep {
-            HistoryStep(kind: kind, node: node, peer: peer, slot: 0, parameter: parameter)
-        }
         for _ in 0..<8 {
             let run = try Self.run([
                 step(.add, 1), step(.add, 0), step(.delete, 1), step(.gc, 1, 31), step(.push, 0, peer: 2, 15),
@@ -251,4 +230,11 @@ import Testing
             #expect(node.imageBytes(item.key) == run.imagesByDigest[item.image!.digest], "\(node.name)")
         }
     }
+}
+
+/// One step of a finding's history (slot 0 unless told).
+private func step(_ kind: HistoryStep.Kind, _ node: Int, peer: Int = 0, slot: Int = 0, _ parameter: Int = 0)
+    -> HistoryStep
+{
+    HistoryStep(kind: kind, node: node, peer: peer, slot: slot, parameter: parameter)
 }
