@@ -10,9 +10,12 @@ public enum ProtocolLimits {
     /// say what it did not apply (`PageDone.first_held_seq`, `refusals`)
     /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`);
     /// version 4 adds blind stores (INTENT_BLIND) and the inventory key in Hello; version 5
-    /// merges fields on their own (`ManifestEntry.merge_digest`, `Record.fields`).
+    /// merges fields on their own (`ManifestEntry.merge_digest`, `Record.fields`); version 6
+    /// lets a blind store keep sealed packs (`BlindGetPhoto.kind`, `BlindPhotoHeader.kind`).
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 5
+    public static let maxVersion: UInt32 = 6
+    /// The first version whose blind stores keep packs of records (Protocol.md 5.8).
+    public static let blindPacksVersion: UInt32 = 6
     /// The first version whose sinks join field by field (Protocol.md 5.9).
     public static let fieldMergeVersion: UInt32 = 5
     /// The first version that defines INTENT_BLIND and Hello's inventory_key and blind.

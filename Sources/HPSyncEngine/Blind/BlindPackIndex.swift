@@ -3,28 +3,34 @@ import HPSyncModel
 
 /// What one pack holds, as a trusted node remembers it without keeping the pack
 /// (`Docs/blind-packs-design.md`, step 3): each record's item key, version, whether it is a
-/// deletion, and its merge digest. A push compares its candidates with it; one blob per pack in
-/// the store, never a row per item.
+/// deletion, its merge digest and the sealed photo it names. A push compares its candidates
+/// with it and uploads only photos no indexed record names; one blob per pack in the store,
+/// never a row per item.
 ///
 /// Bytes: format 1 ‖ the number of origins (2 bytes, big-endian) ‖ each origin's node ID (32
 /// bytes) ‖ the number of records (4 bytes) ‖ for each: key (16 bytes) ‖ stamp (8) ‖ origin's
-/// index (2) ‖ flags (1: bit 0 deleted) ‖ merge digest (8). 35 bytes a record.
+/// index (2) ‖ flags (1: bit 0 deleted, bit 1 a photo follows) ‖ merge digest (8) ‖ the photo
+/// ID (32, if flagged). 35 bytes a record, 67 with a photo.
 struct BlindPackIndex: Equatable {
     struct Entry: Equatable {
         var key: ItemKey
         var version: Version
         var deleted: Bool
         var mergeDigest: UInt64
+        /// The sealed photo the record names (`BlindRecordSeal.photo`), if any.
+        var photo: BlindID? = nil
     }
 
     var entries: [Entry]
 
     init(entries: [Entry]) { self.entries = entries }
 
-    /// The index of a pack holding `items`.
-    init(_ items: [Item]) {
+    /// The index of a pack holding `items`, their photos named as `seal` names them.
+    init(_ items: [Item], seal: BlindRecordSeal) {
         entries = items.map {
-            Entry(key: $0.key, version: $0.version, deleted: $0.deleted, mergeDigest: $0.mergeDigest)
+            Entry(
+                key: $0.key, version: $0.version, deleted: $0.deleted, mergeDigest: $0.mergeDigest,
+                photo: $0.image.map { seal.photo($0).id })
         }
     }
 
@@ -48,8 +54,9 @@ struct BlindPackIndex: Equatable {
             bytes += entry.key.bytes
             Self.append(entry.version.stamp.rawValue, width: 8, to: &bytes)
             Self.append(UInt64(originIndex[entry.version.origin]!), width: 2, to: &bytes)
-            bytes.append(entry.deleted ? 1 : 0)
+            bytes.append((entry.deleted ? 1 : 0) | (entry.photo == nil ? 0 : 2))
             Self.append(entry.mergeDigest, width: 8, to: &bytes)
+            if let photo = entry.photo { bytes += photo.bytes }
         }
         return bytes
     }
@@ -72,20 +79,27 @@ struct BlindPackIndex: Equatable {
             origins.append(origin)
             offset += 32
         }
-        guard let count = integer(4), bytes.count - offset == Int(count) * Self.entryBytes else { return nil }
+        guard let count = integer(4), bytes.count - offset >= Int(count) * Self.entryBytes else { return nil }
         var entries: [Entry] = []
         entries.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let key = ItemKey(bytes: bytes[offset..<offset + 16]) else { return nil }
+            guard offset + 16 <= bytes.count, let key = ItemKey(bytes: bytes[offset..<offset + 16]) else { return nil }
             offset += 16
             guard let stamp = integer(8), stamp > 0, let origin = integer(2), Int(origin) < origins.count,
-                let flags = integer(1), flags <= 1, let digest = integer(8)
+                let flags = integer(1), flags <= 3, let digest = integer(8)
             else { return nil }
+            var photo: BlindID?
+            if flags & 2 != 0 {
+                guard offset + BlindID.byteCount <= bytes.count else { return nil }
+                photo = BlindID(bytes: bytes[offset..<offset + BlindID.byteCount])
+                offset += BlindID.byteCount
+            }
             entries.append(
                 Entry(
                     key: key, version: Version(stamp: VersionStamp(rawValue: stamp), origin: origins[Int(origin)]),
-                    deleted: flags == 1, mergeDigest: digest))
+                    deleted: flags & 1 == 1, mergeDigest: digest, photo: photo))
         }
+        guard offset == bytes.count else { return nil }
         self.entries = entries
     }
 

@@ -108,6 +108,11 @@ final class BlindRemote {
     /// durable before it answers the next BlindPut or BlindSetHead (Protocol.md 5.8.4).
     func upload(_ id: BlindID, kind: SealedStreamKind, sealed: [UInt8]) throws {
         try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: Int64(sealed.count), kind: kind)))
+        try sendSealed(sealed)
+    }
+
+    /// Sends sealed bytes of the upload under way as IMAGE_CHUNK frames.
+    func sendSealed(_ sealed: [UInt8]) throws {
         var start = 0
         while start < sealed.count {
             let end = min(sealed.count, start + ProtocolLimits.chunkSize)

@@ -59,20 +59,30 @@ extension Store {
         }
     }
 
-    /// Forgets the packs of `peer` that `kept` does not name (a head that no longer names them:
-    /// compacted away, or a blind store made again); returns how many went.
-    @discardableResult
-    package func forgetBlindPacks(peer: NodeID, keeping kept: Set<BlindID>) throws -> Int {
+    /// Records the head this node read at a blind peer whose inventory is in packs: the blind
+    /// store's ID and the highest epoch seen (durably: it is what catches a rollback), and forgets
+    /// the packs the head no longer names. A blind store with another ID than the one recorded
+    /// (made again) starts over: no pack of the old one is kept.
+    package func noteBlindPackHead(peer: NodeID, storeID: StoreID, epoch: Int64, naming named: Set<BlindID>) throws {
+        let node = Data(peer.bytes)
         try write { db in
-            let known = try Data.fetchAll(
-                db, sql: "SELECT id FROM blindPack WHERE peerNode = ?", arguments: [Data(peer.bytes)])
-            let statement = try db.cachedStatement(sql: "DELETE FROM blindPack WHERE peerNode = ? AND id = ?")
-            var forgotten = 0
-            for id in known where BlindID(bytes: id).map({ !kept.contains($0) }) ?? true {
-                try statement.execute(arguments: [Data(peer.bytes), id])
-                forgotten += 1
+            let old = try Data.fetchOne(
+                db, sql: "SELECT storeID FROM blindPeerState WHERE peerNode = ?", arguments: [node])
+            if let old, old != Data(storeID.bytes) {
+                try db.execute(sql: "DELETE FROM blindPack WHERE peerNode = ?", arguments: [node])
+                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             }
-            return forgotten
+            try db.execute(
+                sql: """
+                    INSERT INTO blindPeerState (peerNode, storeID, throughSeq, epoch) VALUES (?, ?, 0, ?)
+                    ON CONFLICT (peerNode) DO UPDATE SET storeID = excluded.storeID,
+                      epoch = CASE WHEN storeID = excluded.storeID THEN MAX(epoch, excluded.epoch) ELSE excluded.epoch END
+                    """, arguments: [node, Data(storeID.bytes), epoch])
+            let known = try Data.fetchAll(db, sql: "SELECT id FROM blindPack WHERE peerNode = ?", arguments: [node])
+            let statement = try db.cachedStatement(sql: "DELETE FROM blindPack WHERE peerNode = ? AND id = ?")
+            for id in known where BlindID(bytes: id).map({ !named.contains($0) }) ?? true {
+                try statement.execute(arguments: [node, id])
+            }
         }
     }
 }
