@@ -11,6 +11,9 @@ struct BlindPackCatalog {
     /// Packs the head names that could not be read (withheld or damaged): a push leaves them out
     /// of its head and offers everything again, so what they held is stored anew.
     var unreadable: Set<BlindID> = []
+    /// How many packs this node knew that the head no longer names: another node's push found
+    /// them unreadable and left them out, so what they held is stored again by whoever holds it.
+    var dropped = 0
 
     struct Known {
         var record: BlindPackRecord

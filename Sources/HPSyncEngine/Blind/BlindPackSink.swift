@@ -27,11 +27,17 @@ final class BlindPackSink {
     private let logger: Logger
     private var epoch: Int64
     private var opened = false
+    /// The head names packs that could not be read: this push's head leaves them out, even if
+    /// it uploads nothing.
+    private let leavesOut: Bool
     private var counts = ChangeCounts()
     /// The newest version the blind store holds of each key (with this push's own), and the
     /// photos it holds.
     private var held: [ItemKey: (version: Version, mergeDigest: UInt64)]
     private var heldPhotos: Set<BlindID>
+    /// Photos a pull found damaged there, and those of them this push uploaded again.
+    private let damagedPhotos: Set<BlindID>
+    private var healedPhotos: Set<BlindID> = []
     /// The packs the last head named (those that read), then those this push added.
     private var named: [BlindPackHead.Pack]
     /// Packs uploaded and not yet named by a head.
@@ -57,7 +63,7 @@ final class BlindPackSink {
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, dryRun: Bool, out: BlindOutbox, logger: Logger
+        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox, logger: Logger
     ) {
         self.store = store
         self.remote = remote
@@ -70,8 +76,10 @@ final class BlindPackSink {
         self.out = out
         self.logger = logger
         held = catalog.heldVersions()
-        heldPhotos = catalog.heldPhotos()
+        heldPhotos = catalog.heldPhotos().subtracting(damagedPhotos)
+        self.damagedPhotos = damagedPhotos
         named = catalog.packs.filter { !catalog.unreadable.contains($0.id) }
+        leavesOut = !catalog.unreadable.isEmpty
     }
 
     func handle(_ message: Message) throws {
@@ -111,7 +119,9 @@ final class BlindPackSink {
             pageItems.append(item)
             if let image = item.image {
                 let id = seal.photo(image).id
-                if !heldPhotos.contains(id) { photos[id] = (ImageWanted(key: item.key, digest: image.digest), image.size) }
+                if !heldPhotos.contains(id) {
+                    photos[id] = (ImageWanted(key: item.key, digest: image.digest), image.size)
+                }
             }
         }
         counts.records += items.count
@@ -150,6 +160,7 @@ final class BlindPackSink {
         upload = nil
         // No answer: the blind store makes it durable before its next BlindSetHead.
         heldPhotos.insert(current.id)
+        if damagedPhotos.contains(current.id) { healedPhotos.insert(current.id) }
         counts.images += 1
         counts.imageBytes += current.size
         try photoDone()
@@ -238,7 +249,7 @@ final class BlindPackSink {
     /// A head naming every pack uploaded so far (open until the push ends); the pages whose
     /// records they hold are durable from then on.
     private func nameHead(finished: Bool) throws {
-        guard opened else {
+        guard opened || (finished && leavesOut) else {
             durableThrough = waiting.last?.throughSeq ?? durableThrough
             waiting = []
             return
@@ -249,6 +260,8 @@ final class BlindPackSink {
         }
         try setHead(BlindPackHead(epoch: epoch + 1, isOpen: !finished, packs: packs))
         try store.rememberBlindPacks(unnamed, peer: peer.nodeID)
+        try store.clearBlindDamagedPhotos(peer: peer.nodeID, healedPhotos)
+        healedPhotos = []
         named = packs
         unnamed = []
         while let first = waiting.first, first.packs <= packsUploaded {

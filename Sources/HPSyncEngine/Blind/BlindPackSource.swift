@@ -69,7 +69,8 @@ final class BlindPackSource {
         case .fetchRecords(let keys):
             let items = try keys.map { key in
                 guard let item = opened[key] else {
-                    throw SyncError.protocolViolation(.violation("the sink asked for record \(key), which no page offered"))
+                    throw SyncError.protocolViolation(
+                        .violation("the sink asked for record \(key), which no page offered"))
                 }
                 return item
             }
@@ -110,7 +111,10 @@ final class BlindPackSource {
             }
             let index = BlindPackIndex(items, seal: seal)
             offered.append(
-                (lastSeq, BlindPackRecord(id: pack.id, plainSize: pack.plainSize, applied: true, contents: index.encoded())))
+                (
+                    lastSeq,
+                    BlindPackRecord(id: pack.id, plainSize: pack.plainSize, applied: true, contents: index.encoded())
+                ))
         }
         sentFinal = next == pending.count
         counts.entries += entries.count
@@ -127,8 +131,10 @@ final class BlindPackSource {
 
     /// Queues each wanted photo whose record in `records` names it; the rest are announced missing.
     private func queuePhotos(_ wanted: [ImageWanted], records: [ItemKey: Item]) throws {
-        try photos.queue(wanted, records: records, counts: &counts) { [self] key, _, error in
+        try photos.queue(wanted, records: records, counts: &counts) { [self] key, photo, error in
             findings.append("photo of item \(key): \(error)")
+            // A push from a node that holds the photo uploads it again.
+            try? store.markBlindPhotoDamaged(peer: peer.nodeID, photo.id)
         }
     }
 }

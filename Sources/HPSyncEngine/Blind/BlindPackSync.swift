@@ -7,7 +7,9 @@ import Logging
 /// applied or sent (`Docs/blind-packs-design.md`): it must open under the inventory key, it must
 /// not be older than the newest this node saw there (rollback), and a blind store made again
 /// must not pass for the one this node knew. A push also indexes every pack the head names that
-/// this node does not know yet, so it stores only what the blind store lacks.
+/// this node does not know yet, so it stores only what the blind store lacks; a pack that cannot
+/// be read is left out of the push's head, and a node that finds packs it knew left out stores
+/// everything they could have held again (`BlindPeerChannel`).
 struct BlindPackSync {
     let store: Store
     let remote: BlindRemote
@@ -31,9 +33,11 @@ struct BlindPackSync {
                 peer: peer.name, detail: "its head is at epoch \(epoch); this node saw epoch \(seen)")
         }
         let named = Set(head?.packs.map(\.id) ?? [])
+        let remembered = try store.blindPacks(peer: peer.nodeID)
         try store.noteBlindPackHead(peer: peer.nodeID, storeID: hostStore, epoch: epoch, naming: named)
         var catalog = BlindPackCatalog(head: head, known: [:])
-        for record in try store.blindPacks(peer: peer.nodeID) {
+        catalog.dropped = remembered.filter { !named.contains($0.id) }.count
+        for record in remembered where named.contains(record.id) {
             guard let index = BlindPackIndex(decoding: record.contents) else {
                 logger.warning("the index of pack \(record.id) of blind peer \(peer.name) is damaged; reading it again")
                 continue

@@ -21,6 +21,7 @@ public final class BlindPeerChannel: MessageChannel {
     private let peer: Peer
     private let logger: Logger
     private let software: String
+    private let testHooks: EngineTestHooks
     private let out = BlindOutbox()
     /// The local session's other side, once the Hello has said which.
     private var side: Side?
@@ -40,10 +41,21 @@ public final class BlindPeerChannel: MessageChannel {
     ///   - remote: the connection to the blind store (TLS, its node ID pinned).
     ///   - key: this inventory's key.
     ///   - peer: the blind peer as this store lists it.
-    public init(
+    public convenience init(
         remote channel: any MessageChannel, store: Store, key: InventoryKey, peer: Peer, logger: Logger,
         software: String = "hp-sync \(HPSyncVersion.current)"
     ) {
+        self.init(
+            remote: channel, store: store, key: key, peer: peer, logger: logger, software: software, testHooks: .init())
+    }
+
+    /// The same, with `testHooks.maxVersion` the highest version offered to the blind store
+    /// (tests talk to it as a version-4 node would).
+    init(
+        remote channel: any MessageChannel, store: Store, key: InventoryKey, peer: Peer, logger: Logger,
+        software: String = "hp-sync \(HPSyncVersion.current)", testHooks: EngineTestHooks
+    ) {
+        self.testHooks = testHooks
         self.remote = BlindRemote(channel: channel, peerName: peer.name)
         self.store = store
         self.seal = BlindRecordSeal(keys: BlindKeys(key))
@@ -117,7 +129,8 @@ public final class BlindPeerChannel: MessageChannel {
         guard hello.intent == .pull || hello.intent == .push else {
             throw SyncError.protocolViolation(.violation("a blind peer is only pulled from or pushed to"))
         }
-        let host = try remote.handshake(store: store, serverNodeID: peer.nodeID, software: software)
+        let host = try remote.handshake(
+            store: store, serverNodeID: peer.nodeID, software: software, maxVersion: testHooks.maxVersion)
         if try holdsPacks(host) {
             try startPacks(hello, host: host)
         } else {
@@ -152,17 +165,20 @@ public final class BlindPeerChannel: MessageChannel {
         let (catalog, findings) = try sync.run(indexing: pushing)
         if pushing {
             earlyFindings = findings
-            if !catalog.unreadable.isEmpty && !hello.dryRun {
-                // What the unreadable packs held is stored again: everything is offered.
+            let lost = catalog.unreadable.count + catalog.dropped
+            if lost > 0 && !hello.dryRun {
+                // What those packs held is stored again: everything is offered, and what the
+                // other packs hold is skipped.
                 logger.warning(
-                    "blind peer \(peer.name) did not serve \(catalog.unreadable.count) packs its head names; this push stores everything they could have held again"
+                    "\(lost) packs of blind peer \(peer.name) cannot be read or were left out by a node that could not read them; this push stores again what they could have held"
                 )
                 try store.setCheckpoint(CheckpointUpdate(peerStore: host.storeID, direction: .push, seq: 0))
             }
             side = .packSink(
                 BlindPackSink(
                     store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
-                    dryRun: hello.dryRun, out: out, logger: logger))
+                    damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID), dryRun: hello.dryRun, out: out,
+                    logger: logger))
         } else {
             side = .packSource(
                 BlindPackSource(

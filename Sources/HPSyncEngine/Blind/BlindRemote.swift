@@ -14,10 +14,12 @@ final class BlindRemote {
     }
 
     /// Says Hello with INTENT_BLIND and checks the answer.
-    func handshake(store: Store, serverNodeID: NodeID, software: String) throws -> HelloMessage {
+    func handshake(
+        store: Store, serverNodeID: NodeID, software: String, maxVersion: UInt32 = ProtocolLimits.maxVersion
+    ) throws -> HelloMessage {
         let mine = ClientHandshake.hello(
             intent: .blind, dryRun: false, nodeID: store.nodeID, storeID: store.storeID, software: software,
-            clockMilliseconds: store.nowMilliseconds(), minVersion: ProtocolLimits.blindVersion)
+            clockMilliseconds: store.nowMilliseconds(), minVersion: ProtocolLimits.blindVersion, maxVersion: maxVersion)
         try channel.send(.hello(mine))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: mine, serverNodeID: serverNodeID) {

@@ -85,4 +85,34 @@ extension Store {
             }
         }
     }
+
+    /// The sealed photos of `peer` a pull found damaged or missing: a push uploads them again,
+    /// though a pack names them.
+    package func blindDamagedPhotos(peer: NodeID) throws -> Set<BlindID> {
+        try read { db in
+            Set(
+                try Data.fetchAll(
+                    db, sql: "SELECT photoID FROM blindDamagedPhoto WHERE peerNode = ?", arguments: [Data(peer.bytes)]
+                ).compactMap { BlindID(bytes: $0) })
+        }
+    }
+
+    /// Records that the sealed photo `id` of `peer` did not open or was not served.
+    package func markBlindPhotoDamaged(peer: NodeID, _ id: BlindID) throws {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO blindDamagedPhoto (peerNode, photoID) VALUES (?, ?)",
+                arguments: [Data(peer.bytes), Data(id.bytes)])
+        }
+    }
+
+    /// Forgets the damage of photos a push stored again.
+    package func clearBlindDamagedPhotos(peer: NodeID, _ ids: some Collection<BlindID>) throws {
+        guard !ids.isEmpty else { return }
+        try write { db in
+            let statement = try db.cachedStatement(
+                sql: "DELETE FROM blindDamagedPhoto WHERE peerNode = ? AND photoID = ?")
+            for id in ids { try statement.execute(arguments: [Data(peer.bytes), Data(id.bytes)]) }
+        }
+    }
 }
