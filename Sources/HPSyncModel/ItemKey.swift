@@ -67,6 +67,9 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
         self = key
     }
 
+    /// The key's 128 bits, as two halves: what a compact table of keys keeps instead of the text.
+    public var bits: (high: UInt64, low: UInt64) { (high, low) }
+
     /// The key's 128 bits as 16 bytes, most significant first.
     public var bytes: [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }

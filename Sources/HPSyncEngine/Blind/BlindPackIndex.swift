@@ -64,43 +64,70 @@ struct BlindPackIndex: Equatable {
     /// Reads what `encoded()` wrote; nil for anything else (the store's own bytes: a mismatch is
     /// damage, and the pack is indexed again from the blind store).
     init?(decoding bytes: [UInt8]) {
+        var entries: [Entry] = []
+        let valid = Self.scan(bytes) { record in
+            guard let key = ItemKey(bytes: record.keyBytes) else { return false }
+            entries.append(
+                Entry(
+                    key: key, version: record.version, deleted: record.deleted, mergeDigest: record.mergeDigest,
+                    photo: record.photo))
+            return true
+        }
+        guard valid else { return nil }
+        self.entries = entries
+    }
+
+    /// One record of an index, read without making its item key (a push reads every pack's).
+    struct RawRecord {
+        /// The key's 128 bits, as `ItemKey.bits` gives them.
+        var key: (high: UInt64, low: UInt64)
+        var keyBytes: ArraySlice<UInt8>
+        var version: Version
+        var deleted: Bool
+        var mergeDigest: UInt64
+        var photo: BlindID?
+    }
+
+    /// Calls `visit` with each record of the index `bytes`, in order; false when the bytes are
+    /// not an index (or `visit` said so), which may come after some records were visited.
+    static func scan(_ bytes: [UInt8], _ visit: (RawRecord) -> Bool) -> Bool {
         var offset = 0
         func integer(_ width: Int) -> UInt64? {
             guard offset + width <= bytes.count else { return nil }
             defer { offset += width }
-            return bytes[offset..<offset + width].reduce(0) { $0 << 8 | UInt64($1) }
+            var value: UInt64 = 0
+            for index in offset..<offset + width { value = value << 8 | UInt64(bytes[index]) }
+            return value
         }
-        guard bytes.first == Self.format else { return nil }
+        guard bytes.first == Self.format else { return false }
         offset = 1
-        guard let originCount = integer(2), offset + Int(originCount) * 32 <= bytes.count else { return nil }
+        guard let originCount = integer(2), offset + Int(originCount) * 32 <= bytes.count else { return false }
         var origins: [NodeID] = []
         for _ in 0..<originCount {
-            guard let origin = NodeID(bytes: bytes[offset..<offset + 32]) else { return nil }
+            guard let origin = NodeID(bytes: bytes[offset..<offset + 32]) else { return false }
             origins.append(origin)
             offset += 32
         }
-        guard let count = integer(4), bytes.count - offset >= Int(count) * Self.entryBytes else { return nil }
-        var entries: [Entry] = []
-        entries.reserveCapacity(Int(count))
+        guard let count = integer(4), bytes.count - offset >= Int(count) * Self.entryBytes else { return false }
         for _ in 0..<count {
-            guard offset + 16 <= bytes.count, let key = ItemKey(bytes: bytes[offset..<offset + 16]) else { return nil }
-            offset += 16
-            guard let stamp = integer(8), stamp > 0, let origin = integer(2), Int(origin) < origins.count,
-                let flags = integer(1), flags <= 3, let digest = integer(8)
-            else { return nil }
+            let keyStart = offset
+            guard let high = integer(8), let low = integer(8), let stamp = integer(8), stamp > 0,
+                let origin = integer(2), Int(origin) < origins.count, let flags = integer(1), flags <= 3,
+                let digest = integer(8)
+            else { return false }
             var photo: BlindID?
             if flags & 2 != 0 {
-                guard offset + BlindID.byteCount <= bytes.count else { return nil }
+                guard offset + BlindID.byteCount <= bytes.count else { return false }
                 photo = BlindID(bytes: bytes[offset..<offset + BlindID.byteCount])
                 offset += BlindID.byteCount
             }
-            entries.append(
-                Entry(
-                    key: key, version: Version(stamp: VersionStamp(rawValue: stamp), origin: origins[Int(origin)]),
-                    deleted: flags & 1 == 1, mergeDigest: digest, photo: photo))
+            let record = RawRecord(
+                key: (high, low), keyBytes: bytes[keyStart..<keyStart + 16],
+                version: Version(stamp: VersionStamp(rawValue: stamp), origin: origins[Int(origin)]),
+                deleted: flags & 1 == 1, mergeDigest: digest, photo: photo)
+            guard visit(record) else { return false }
         }
-        guard offset == bytes.count else { return nil }
-        self.entries = entries
+        return offset == bytes.count
     }
 
     private static func append(_ value: UInt64, width: Int, to bytes: inout [UInt8]) {

@@ -31,9 +31,9 @@ final class BlindPackSink {
     /// it uploads nothing.
     private let leavesOut: Bool
     private var counts = ChangeCounts()
-    /// The newest version the blind store holds of each key (with this push's own), and the
-    /// photos it holds.
-    private var held: [ItemKey: (version: Version, mergeDigest: UInt64)]
+    /// The newest version the blind store held of each key when the push began, and the photos
+    /// it holds.
+    private let held: BlindPackHeld
     private var heldPhotos: Set<BlindID>
     /// Photos a pull found damaged there, and those of them this push uploaded again.
     private let damagedPhotos: Set<BlindID>
@@ -75,8 +75,8 @@ final class BlindPackSink {
         self.dryRun = dryRun
         self.out = out
         self.logger = logger
-        held = catalog.heldVersions()
-        heldPhotos = catalog.heldPhotos().subtracting(damagedPhotos)
+        held = catalog.held
+        heldPhotos = catalog.held.photos.subtracting(damagedPhotos)
         self.damagedPhotos = damagedPhotos
         named = catalog.packs.filter { !catalog.unreadable.contains($0.id) }
         leavesOut = !catalog.unreadable.isEmpty
@@ -104,11 +104,7 @@ final class BlindPackSink {
     private func received(_ offered: ManifestPage) throws {
         page = offered
         counts.entries += offered.entries.count
-        let wanted = offered.entries.filter { entry in
-            guard let there = held[entry.key] else { return true }
-            return there.version < entry.version
-                || (there.version == entry.version && there.mergeDigest != entry.mergeDigest)
-        }.map(\.key)
+        let wanted = offered.entries.filter { !held.holds($0) }.map(\.key)
         counts.skipped += offered.entries.count - wanted.count
         if wanted.isEmpty { try finishPage() } else { out.message(.fetchRecords(wanted)) }
     }
@@ -177,14 +173,13 @@ final class BlindPackSink {
             for item in pageItems {
                 if item.deleted {
                     counts.deleted += 1
-                } else if held[item.key] == nil {
+                } else if !held.contains(item.key) {
                     counts.inserted += 1
                 } else {
                     counts.updated += 1
                 }
-                held[item.key] = (item.version, item.mergeDigest)
                 // A key edited while the push runs comes again in a later page: a pack holds
-                // one version of each item, the newer.
+                // one version of each item, the newer (and a later pack a newer one still).
                 if let at = fillingIndex[item.key] {
                     if filling[at].version < item.version { filling[at] = item }
                 } else {

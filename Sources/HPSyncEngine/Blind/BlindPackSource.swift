@@ -52,7 +52,7 @@ final class BlindPackSource {
         self.logger = logger
         self.findings = findings
         photos = BlindPhotoQueue(store: store, remote: remote, seal: seal, out: out)
-        pending = catalog.packs.filter { catalog.known[$0.id]?.record.applied != true }
+        pending = catalog.packs.filter { catalog.known[$0.id]?.applied != true }
     }
 
     func handle(_ message: Message) throws {

@@ -38,11 +38,12 @@ struct BlindPackSync {
         var catalog = BlindPackCatalog(head: head, known: [:])
         catalog.dropped = remembered.filter { !named.contains($0.id) }.count
         for record in remembered where named.contains(record.id) {
-            guard let index = BlindPackIndex(decoding: record.contents) else {
+            // A push reads what each pack holds; one whose index is damaged is read again.
+            guard !indexing || catalog.held.add(record.contents) else {
                 logger.warning("the index of pack \(record.id) of blind peer \(peer.name) is damaged; reading it again")
                 continue
             }
-            catalog.known[record.id] = .init(record: record, index: index)
+            catalog.known[record.id] = record
         }
         var findings: [String] = []
         guard indexing else { return (catalog, findings) }
@@ -53,7 +54,8 @@ struct BlindPackSync {
                 let index = BlindPackIndex(try reader.read(pack), seal: seal)
                 let record = BlindPackRecord(
                     id: pack.id, plainSize: pack.plainSize, applied: false, contents: index.encoded())
-                catalog.known[pack.id] = .init(record: record, index: index)
+                _ = catalog.held.add(record.contents)
+                catalog.known[pack.id] = record
                 learned.append(record)
             } catch let failure as BlindRecordSeal.Failure {
                 findings.append("\(failure)")

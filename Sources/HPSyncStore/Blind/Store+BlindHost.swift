@@ -37,6 +37,13 @@ extension Store {
         sealedDirectory(kind).appendingPathComponent(id.hex)
     }
 
+    /// Whether this blind store holds any pack (version 6): then only trusted nodes of version 6
+    /// can read it.
+    package var holdsSealedPacks: Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: sealedDirectory(.pack).path)) ?? []
+        return names.contains { !$0.hasPrefix(".") }
+    }
+
     /// Makes the renames of committed uploads of `kind` durable.
     package func syncSealedDirectory(_ kind: SealedStreamKind) throws {
         try FileIO.syncDirectory(sealedDirectory(kind).path)
