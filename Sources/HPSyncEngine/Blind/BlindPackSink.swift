@@ -56,6 +56,7 @@ final class BlindPackSink {
     private var photosWanted = 0
     private var upload: BlindPhotoUpload?
     private var firstHeld: Int64 = 0
+    private let packsPerHead: Int
 
     /// How many packs a push uploads between two heads: at most this many packs' worth of work
     /// is sent again after a cut (16,384 records), and a head is written about every 2 MiB.
@@ -63,8 +64,10 @@ final class BlindPackSink {
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox, logger: Logger
+        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox, logger: Logger,
+        packsPerHead: Int = packsPerHead
     ) {
+        self.packsPerHead = packsPerHead
         self.store = store
         self.remote = remote
         self.seal = seal
@@ -201,7 +204,7 @@ final class BlindPackSink {
             if current.isFinal {
                 if !filling.isEmpty { try uploadFilling() }
                 try nameHead(finished: true)
-            } else if unnamed.count >= Self.packsPerHead {
+            } else if unnamed.count >= packsPerHead {
                 try nameHead(finished: false)
             }
         }

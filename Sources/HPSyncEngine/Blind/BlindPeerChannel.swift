@@ -178,7 +178,7 @@ public final class BlindPeerChannel: MessageChannel {
                 BlindPackSink(
                     store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
                     damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID), dryRun: hello.dryRun, out: out,
-                    logger: logger))
+                    logger: logger, packsPerHead: testHooks.blindPacksPerHead))
         } else {
             side = .packSource(
                 BlindPackSource(
