@@ -132,6 +132,8 @@ import Testing
             secrets.append(("serial \(index)", Array(setup.serials[index].utf8)))
             secrets.append(("key \(index)", Array(key.utf8)))
             secrets.append(("lower-case key \(index)", Array(key.lowercased().utf8)))
+            let uuid = try #require(UUID(uuidString: key)).uuid
+            secrets.append(("key \(index) as 16 bytes", withUnsafeBytes(of: uuid) { Array($0) }))
         }
         for (index, photo) in setup.photos.enumerated() {
             secrets.append(("photo \(index) slice", Array(photo[photo.count / 2..<photo.count / 2 + 64])))
@@ -151,6 +153,7 @@ import Testing
             }
         }
         #expect(scanned >= 4)
+        #expect(try setup.packFiles().count == 1, "the six records in one pack, scanned with the rest")
         let hostVerify = try setup.offsite.run(["verify"])
         #expect(hostVerify.status == 0, "\(hostVerify.text)\(hostVerify.stderr)")
 

@@ -23,7 +23,7 @@ public enum BlindError: Error, CustomStringConvertible, Equatable {
             let shown = details.prefix(5).joined(separator: "; ")
             let more = details.count > 5 ? " (and \(details.count - 5) more)" : ""
             return
-                "blind peer \(peer) served sealed data that failed authentication: \(shown)\(more). Nothing it altered was applied; the rest was. A push from a trusted node that holds these items stores good copies again; if this persists, the host's copy is damaged or tampered with"
+                "blind peer \(peer) served sealed data that failed authentication: \(shown)\(more). Nothing it altered was applied; the rest was. A push from a trusted node that holds these items stores good copies again (for a store in packs, after this node's next push, which leaves what it could not read out); if this persists, the host's copy is damaged or tampered with"
         case .rolledBack(let peer, let detail):
             return
                 "blind peer \(peer) serves an older copy than this node saw there (\(detail)); nothing was applied or sent. The host restored an old backup, lost data, or is withholding changes: check it before trusting it again"
