@@ -134,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HPSyncCryptoTests",
-            dependencies: ["HPSyncCrypto", "HPSyncModel", "HPSyncTesting"]
+            dependencies: ["HPSyncCrypto", "HPSyncModel", "HPSyncProtocol", "HPSyncTesting"]
         ),
         .testTarget(
             name: "HPSyncStoreTests",

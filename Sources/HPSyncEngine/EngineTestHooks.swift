@@ -12,4 +12,6 @@ struct EngineTestHooks: Sendable {
     var maxVersion = ProtocolLimits.maxVersion
     /// How long a blind store's second writer waits for the first before ERROR_BUSY.
     var blindWriterWait = BlindServerSession.writerWait
+    /// How many packs a push to a blind store uploads between two heads.
+    var blindPacksPerHead = BlindPackSink.packsPerHead
 }

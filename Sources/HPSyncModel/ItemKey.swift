@@ -48,15 +48,32 @@ public struct ItemKey: Hashable, Sendable, Comparable, Codable, CustomStringConv
         var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { byte -> String in
-            let digits = Array("0123456789ABCDEF")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined()
-        let chars = Array(hex)
-        let text =
-            String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
-            + String(chars[16..<20]) + "-" + String(chars[20..<32])
-        return try! ItemKey(text)
+        return ItemKey(bytes: bytes)!
+    }
+
+    /// The key whose 128 bits are `bytes` (16 of them, most significant first); nil for another
+    /// count.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        let digits = Array("0123456789ABCDEF")
+        var chars: [Character] = []
+        chars.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if [4, 6, 8, 10].contains(index) { chars.append("-") }
+            chars.append(digits[Int(byte >> 4)])
+            chars.append(digits[Int(byte & 0x0F)])
+        }
+        guard let key = try? ItemKey(String(chars)) else { return nil }
+        self = key
+    }
+
+    /// The key's 128 bits, as two halves: what a compact table of keys keeps instead of the text.
+    public var bits: (high: UInt64, low: UInt64) { (high, low) }
+
+    /// The key's 128 bits as 16 bytes, most significant first.
+    public var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
     }
 
     public var description: String { rawValue }

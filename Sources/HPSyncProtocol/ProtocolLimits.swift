@@ -1,3 +1,5 @@
+import HPSyncModel
+
 /// The protocol versions and hard limits; Protocol.md §Limits lists the same numbers.
 ///
 /// A receiver checks every one of them and ends the session with `ERROR_LIMIT` when a peer
@@ -8,9 +10,12 @@ public enum ProtocolLimits {
     /// say what it did not apply (`PageDone.first_held_seq`, `refusals`)
     /// and lets a pulling client ask for images by digest (`FetchImagesByDigest`, `EndSession`);
     /// version 4 adds blind stores (INTENT_BLIND) and the inventory key in Hello; version 5
-    /// merges fields on their own (`ManifestEntry.merge_digest`, `Record.fields`).
+    /// merges fields on their own (`ManifestEntry.merge_digest`, `Record.fields`); version 6
+    /// lets a blind store keep sealed packs (`BlindGetPhoto.kind`, `BlindPhotoHeader.kind`).
     public static let minVersion: UInt32 = 1
-    public static let maxVersion: UInt32 = 5
+    public static let maxVersion: UInt32 = 6
+    /// The first version whose blind stores keep packs of records (Protocol.md 5.8).
+    public static let blindPacksVersion: UInt32 = 6
     /// The first version whose sinks join field by field (Protocol.md 5.9).
     public static let fieldMergeVersion: UInt32 = 5
     /// The first version that defines INTENT_BLIND and Hello's inventory_key and blind.
@@ -27,10 +32,23 @@ public enum ProtocolLimits {
     /// Largest sealed record a blind store keeps (a record of the largest name and serial
     /// seals to under 2 KiB; the rest is room for later fields).
     public static let maxSealedRecordBytes = 64 << 10
-    /// Largest sealed head.
-    public static let maxSealedHeadBytes = 4096
+    /// Largest sealed head: 1 MiB, room for a head of packs (version 6) naming about 26,000; a
+    /// head of entries (version 4) is 71 bytes.
+    public static let maxSealedHeadBytes = 1 << 20
     /// Largest sealed photo a blind store accepts (1 TiB: the disk is the real limit).
     public static let maxSealedPhotoBytes: Int64 = 1 << 40
+    /// Largest sealed pack a blind store accepts: the sealed size of a 64 MiB plaintext
+    /// (`BlindKeys.sealedSize(of: .pack, plainSize: BlindKeys.maximumPackSize)`), sixteen times
+    /// what a trusted node puts in one.
+    public static let maxSealedPackBytes: Int64 = 69_222_929
+
+    /// Largest sealed stream of `kind` a blind store accepts.
+    public static func maxSealedBytes(_ kind: SealedStreamKind) -> Int64 {
+        switch kind {
+        case .photo: maxSealedPhotoBytes
+        case .pack: maxSealedPackBytes
+        }
+    }
 
     /// Largest payload of a MESSAGE frame (one protobuf `Envelope`).
     public static let maxMessageBytes = 4 << 20

@@ -226,11 +226,11 @@ import Testing
 
     @Test func theLastFlagAndThePaddingAreChecked() throws {
         // Streams only a key holder could make: chunks sealed by hand with the layout's own parts.
-        let layout = try #require(PhotoLayout(plainSize: 70_000))
+        let layout = try #require(StreamLayout(.photo, plainSize: 70_000))
         #expect(layout.chunkCount == 2)
         let salt = Array(repeating: UInt8(5), count: 16)
-        let chunkKey = PhotoLayout.chunkKey(photoKey: keys.photoKey, salt: salt, photoID: photoID)
-        let aad = layout.associatedData(photoID: photoID)
+        let chunkKey = layout.chunkKey(subkey: keys.photoKey, salt: salt, id: photoID)
+        let aad = layout.associatedData(id: photoID)
         let photo = try Self.photo(70_000)
         let padded = photo + [0x80] + Array(repeating: 0, count: Int(layout.paddedSize) - 70_001)
         func build(_ plaintext: [UInt8], lastFlags: [UInt8]) -> [UInt8] {

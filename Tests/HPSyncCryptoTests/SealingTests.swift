@@ -141,11 +141,11 @@ import Testing
         #expect(try keys.openHead(head, context: [4, 5]) == Array("head".utf8))
 
         let photo = (0..<70_000).map { UInt8($0 % 251) }
-        var sealer = keys.photoSealer(photoID: photoID, plainSize: 70_000, salt: Array(0..<16))
+        var sealer = keys.sealer(.photo, id: photoID, plainSize: 70_000, salt: Array(0..<16))
         let sealed = sealer.update(photo) + (try sealer.finish())
         #expect(sealed.count == 71_729)
         #expect(SHA256.hash(sealed).hex == "f09c5a87db15bfbb942f86a03df8e947ec08870341ad1abcacd42a162d4a3c7b")
-        var empty = keys.photoSealer(photoID: photoID, plainSize: 0, salt: Array(0..<16))
+        var empty = keys.sealer(.photo, id: photoID, plainSize: 0, salt: Array(0..<16))
         let sealedEmpty = try empty.finish()
         #expect(sealedEmpty.count == 4129)
         #expect(SHA256.hash(sealedEmpty).hex == "6ab5be099bed68e67946a0aac3cd59e08be70283b997ed54500a538e9ed6e372")

@@ -5,7 +5,7 @@ import Testing
 
 /// Blind peers through the binary (issue 37, Protocol.md 5.8): a trusted node pushes to a blind
 /// store that must hold nothing in the clear; a new node restores from it with only the recovery
-/// key; tampering, rollback and withheld entries are detected; the mass-deletion guard holds.
+/// key; tampered, withheld and rolled-back packs are detected; the mass-deletion guard holds.
 @Suite(.serialized) struct BlindPeerTests {
     /// A trusted node `home` with items and photos, and a blind store `offsite` serving it.
     final class Offsite {
@@ -73,15 +73,14 @@ import Testing
             return node
         }
 
-        /// Runs SQL on the blind store's database (the host tampering with what it keeps).
-        func hostSQL(_ sql: String) throws {
-            let script = "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.commit()"
-            let output = try runTool(
-                [
-                    "/usr/bin/env", "python3", "-c", script, offsite.store.appendingPathComponent("store.sqlite").path,
-                    sql,
-                ])
-            try #require(output.status == 0, "\(output.stderr)")
+        /// The blind store's pack files, oldest first.
+        func packFiles() throws -> [URL] {
+            let folder = offsite.store.appendingPathComponent("packs")
+            return try FileManager.default.contentsOfDirectory(
+                at: folder, includingPropertiesForKeys: [.contentModificationDateKey]
+            ).filter { !$0.lastPathComponent.hasPrefix(".") }.map { url in
+                (url, try url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate!)
+            }.sorted { $0.1 < $1.1 }.map(\.0)
         }
 
         /// Restarts the blind store's server (on a new port, told to every node given).
@@ -133,6 +132,8 @@ import Testing
             secrets.append(("serial \(index)", Array(setup.serials[index].utf8)))
             secrets.append(("key \(index)", Array(key.utf8)))
             secrets.append(("lower-case key \(index)", Array(key.lowercased().utf8)))
+            let uuid = try #require(UUID(uuidString: key)).uuid
+            secrets.append(("key \(index) as 16 bytes", withUnsafeBytes(of: uuid) { Array($0) }))
         }
         for (index, photo) in setup.photos.enumerated() {
             secrets.append(("photo \(index) slice", Array(photo[photo.count / 2..<photo.count / 2 + 64])))
@@ -152,6 +153,7 @@ import Testing
             }
         }
         #expect(scanned >= 4)
+        #expect(try setup.packFiles().count == 1, "the six records in one pack, scanned with the rest")
         let hostVerify = try setup.offsite.run(["verify"])
         #expect(hostVerify.status == 0, "\(hostVerify.text)\(hostVerify.stderr)")
 
@@ -227,51 +229,74 @@ import Testing
         #expect(try setup.offsite.run(["verify"]).status == 0)
     }
 
-    @Test func tamperedSwappedAndReplayedEntriesAreRefusedAndTheRestLands() throws {
+    @Test func tamperedSwappedAndCutPacksAreRefusedAndTheRestLands() throws {
         let setup = try Offsite()
         defer { setup.cleanUp() }
+        // Five pushes, five packs: the six items, an edit, then three new items one at a time.
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Entries by seq: 1 altered, 2 and 3 swapped, 4's sealed record replayed under 5's ID, 6 emptied.
-        // IDs, stamps and origins stay, so the head still matches: each seal must catch it.
-        try setup.hostSQL(
-            """
-            UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 40) || X'5A5A' || substr(sealed, 43) AS BLOB)
-              WHERE seq = 1;
-            CREATE TEMP TABLE s AS SELECT seq, sealed FROM blindEntry WHERE seq IN (2, 3);
-            UPDATE blindEntry SET sealed = (SELECT sealed FROM s WHERE s.seq = 5 - blindEntry.seq) WHERE seq IN (2, 3);
-            UPDATE blindEntry SET sealed = (SELECT sealed FROM blindEntry WHERE seq = 4) WHERE seq = 5;
-            UPDATE blindEntry SET sealed = X'' WHERE seq = 6;
-            """)
+        try #require(try setup.home.run(["edit", setup.keys[1], "--name", "Edited"]).status == 0)
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        for name in ["Later-1", "Later-2", "Later-3"] {
+            try #require(try setup.home.run(["add", "--name", name]).status == 0)
+            #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        }
+        let packs = try setup.packFiles()
+        try #require(packs.count == 5)
+        // The first altered in place, the third's and fourth's bytes swapped (each is a sealed
+        // pack, under the other's name), the fifth cut short. The second, the edit, is untouched.
+        var altered = try Data(contentsOf: packs[0])
+        altered[altered.count / 2] ^= 0x5A
+        try altered.write(to: packs[0])
+        let third = try Data(contentsOf: packs[2])
+        try Data(contentsOf: packs[3]).write(to: packs[2])
+        try third.write(to: packs[3])
+        let fifth = try Data(contentsOf: packs[4])
+        try fifth.prefix(fifth.count - 100).write(to: packs[4])
+
         let restored = try setup.newNode()
         let pulled = try restored.run(["pull", "offsite"])
         #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
-        #expect(pulled.stderr.contains("failed authentication"))
-        #expect(pulled.stderr.contains("swapped or replayed") || pulled.stderr.contains("record"))
-        // Only the untouched fourth landed (the sixth was emptied); the store is clean.
-        #expect(try Offsite.items(restored).count == 1)
+        #expect(pulled.stderr.contains("failed authentication"), "\(pulled.stderr)")
+        #expect(pulled.stderr.contains("not served at its size"), "the cut pack: \(pulled.stderr)")
+        // Only the untouched pack landed: the edited item, alone (its photo-less version).
+        let items = try Offsite.items(restored)
+        #expect(items.count == 1 && items[0].contains("Edited"), "\(items)")
         #expect(try restored.run(["verify"]).status == 0)
-        // A forged newer version (a stamp moved up) no longer matches the sealed head: nothing applies.
-        try setup.hostSQL("UPDATE blindEntry SET stamp = stamp + 1 WHERE seq = 6")
-        let forged = try setup.newNode(name: "third")
-        let refused = try forged.run(["pull", "offsite"])
-        #expect(refused.status == 81, "\(refused.stderr)")
-        #expect(refused.stderr.contains("do not match"))
-        #expect(try Offsite.items(forged).isEmpty)
+        // Reported again by the next pull: the refused packs were not applied.
+        let again = try restored.run(["pull", "offsite"])
+        #expect(again.status == 81)
+        #expect(again.stderr.contains("failed authentication"))
+
+        // The node that found them leaves the refused packs out of the head at its next push
+        // (and says so); the node that holds everything then finds its packs gone from the head
+        // and stores what they held again. A new node restores all of it.
+        let dropping = try restored.run(["push", "offsite"])
+        #expect(dropping.status == 81, "the push reports what it could not read: \(dropping.stderr)")
+        let repaired = try setup.home.run(["push", "offsite"])
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(repaired.stderr.contains("stores again"), "\(repaired.stderr)")
+        let fresh = try setup.newNode(name: "fresh")
+        let clean = try fresh.run(["pull", "offsite"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(try Offsite.items(fresh) == Offsite.items(setup.home))
     }
 
-    @Test func anAlteredRecordOrPhotoIsRefusedAloneAndTheRestLands() throws {
+    @Test func anAlteredPackOrPhotoIsRefusedAloneAndTheRestLands() throws {
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
-        // Bytes altered in place (same ID, stamp and origin): the head still matches. (`||` makes
-        // text of blobs; the cast keeps every byte, a NUL among them.)
-        try setup.hostSQL(
-            "UPDATE blindEntry SET sealed = CAST(substr(sealed, 1, 60) || X'5A5A' || substr(sealed, 63) AS BLOB) WHERE seq = 2"
-        )
+        try #require(try setup.home.run(["add", "--name", "Pushed later"]).status == 0)
+        #expect(try setup.home.run(["push", "offsite"]).status == 0)
+        // The later pack altered in place, and one photo the first pack's records name.
+        let packs = try setup.packFiles()
+        try #require(packs.count == 2)
+        var bytes = try Data(contentsOf: packs[1])
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: packs[1])
         let photos = try FileManager.default.contentsOfDirectory(
             at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
         let photo = try #require(photos.first { !$0.lastPathComponent.hasPrefix(".") })
-        var bytes = try Data(contentsOf: photo)
+        bytes = try Data(contentsOf: photo)
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: photo)
         let restored = try setup.newNode()
@@ -279,16 +304,16 @@ import Testing
         #expect(pulled.status == 81, "\(pulled.text)\(pulled.stderr)")
         #expect(pulled.stderr.contains("failed authentication"))
         let items = try Offsite.items(restored)
-        // One record refused, one photo's item withheld; the other four landed.
-        #expect(items.count == 4, "\(items)")
+        // The later pack refused, one photo's item withheld; the other five landed.
+        #expect(items.count == 5, "\(items)")
         #expect(try restored.run(["verify"]).status == 0)
-        // Reported again by the next pull, until a node that finds it and holds the item pushes.
+        // Reported again by the next pull, until a push stores good copies.
         let again = try restored.run(["pull", "offsite"])
         #expect(again.status == 81)
-        #expect(again.stderr.contains("failed authentication before"))
+        #expect(again.stderr.contains("failed authentication"))
     }
 
-    @Test func rollbackAndWithheldEntriesAreDetectedBeforeAnythingIsApplied() throws {
+    @Test func rollbackAndWithheldPacksAreDetectedAndNothingOlderIsApplied() throws {
         let setup = try Offsite()
         defer { setup.cleanUp() }
         #expect(try setup.home.run(["push", "offsite"]).status == 0)
@@ -311,17 +336,17 @@ import Testing
         #expect(pushed.status == 81, "\(pushed.stderr)")
         #expect(try setup.home.run(["show", setup.keys[0]]).text.contains("Newer"))
 
-        // Withheld: a host that drops an entry is caught by a node that never saw it before,
-        // against the head the last push sealed.
+        // Withheld: a host that drops a pack the sealed head names is caught by a node that
+        // never saw it before; nothing of it is applied.
         _ = setup.server.stop()
         try FileManager.default.removeItem(at: setup.offsite.store)
         try FileManager.default.moveItem(at: snapshot, to: setup.offsite.store)
         try setup.restartServer(telling: [setup.home])
-        try setup.hostSQL("DELETE FROM blindEntry WHERE seq = (SELECT MAX(seq) FROM blindEntry)")
+        for pack in try setup.packFiles() { try FileManager.default.removeItem(at: pack) }
         let fresh = try setup.newNode()
         let withheld = try fresh.run(["pull", "offsite"])
         #expect(withheld.status == 81, "\(withheld.stderr)")
-        #expect(withheld.stderr.contains("do not match"))
+        #expect(withheld.stderr.contains("not served"), "\(withheld.stderr)")
         #expect(try fresh.run(["list", "--json"]).text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     }
 
@@ -351,7 +376,7 @@ import Testing
         let pushed = try setup.home.run(["push", "offsite"])
         #expect(pushed.status == 81, "\(pushed.stderr)")
         // Nothing was sent: the new store holds no entry and no head.
-        #expect(try setup.offsite.run(["verify"]).text.contains("checked 0 sealed entries"))
+        #expect(try setup.offsite.run(["verify"]).text.contains("checked 0 sealed entries, 0 packs, 0 photos"))
         #expect(try Offsite.items(setup.home).count == setup.keys.count)
     }
 
@@ -403,13 +428,22 @@ import Testing
             #expect(refused.status == 64, "\(command): \(refused.stderr)")
             #expect(refused.stderr.contains("blind"), "\(command): \(refused.stderr)")
         }
-        #expect(try setup.offsite.run(["verify"]).status == 0)
+        let clean = try setup.offsite.run(["verify"])
+        #expect(clean.status == 0)
+        #expect(clean.text.contains("1 packs, 3 photos"), "\(clean.text)")
+        // Packs and photos are named only inside sealed data: the host checks each file's name
+        // and that its size can be a sealed one (a missing file only a trusted node can tell).
         let photos = try FileManager.default.contentsOfDirectory(
             at: setup.offsite.store.appendingPathComponent("sealed"), includingPropertiesForKeys: nil)
-        try FileManager.default.removeItem(at: try #require(photos.first))
+        let photo = try Data(contentsOf: try #require(photos.first))
+        try photo.dropLast(1).write(to: try #require(photos.first))
+        let pack = try #require(try setup.packFiles().first)
+        try (Data(contentsOf: pack) + [0]).write(to: pack)
         let damaged = try setup.offsite.run(["verify"])
         #expect(damaged.status == 1)
-        #expect(damaged.text.contains("sealed photo"))
+        #expect(
+            damaged.text.contains("is not a sealed photo") && damaged.text.contains("is not a sealed pack"),
+            "\(damaged.text)")
     }
 
     @Test func aReadOnlyNodeCannotWriteAKeylessNodeIsToldAndABadRecoveryKeyMakesNothing() throws {

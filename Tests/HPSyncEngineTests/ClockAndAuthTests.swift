@@ -88,13 +88,47 @@ import Testing
     }
 
     @Test func versionNegotiationPicksHighestCommon() {
-        // This build speaks 1...5.
-        #expect(ServerHandshake.negotiate(min: 1, max: 6) == 5)
-        #expect(ServerHandshake.negotiate(min: 2, max: 5) == 5)
+        // This build speaks 1...6.
+        #expect(ServerHandshake.negotiate(min: 1, max: 7) == 6)
+        #expect(ServerHandshake.negotiate(min: 2, max: 6) == 6)
+        #expect(ServerHandshake.negotiate(min: 1, max: 5) == 5, "a version-5 client is served in version 5")
         #expect(ServerHandshake.negotiate(min: 1, max: 4) == 4, "a version-4 client is served in version 4")
         #expect(ServerHandshake.negotiate(min: 1, max: 3) == 3, "a version-3 client is served in version 3")
         #expect(ServerHandshake.negotiate(min: 1, max: 2) == 2, "a version-2 client is served in version 2")
         #expect(ServerHandshake.negotiate(min: 1, max: 1) == 1, "a version-1 client (the interop client) is served")
-        #expect(ServerHandshake.negotiate(min: 6, max: 7) == nil)
+        #expect(ServerHandshake.negotiate(min: 7, max: 8) == nil)
+    }
+
+    /// A blind store in packs (Protocol.md 5.8.7) cannot be read by a node of version 5 or
+    /// older: it is told to upgrade rather than left to take the head of packs for damage. A
+    /// store of entries still serves it.
+    @Test func aBlindStoreInPacksRefusesANodeThatCannotReadThem() {
+        let me = NodeID(certificateDER: [1])
+        let server = NodeID(certificateDER: [2])
+        var hello = HelloMessage(
+            minVersion: ProtocolLimits.blindVersion, maxVersion: ProtocolLimits.fieldMergeVersion, nodeID: me,
+            storeID: .random(), intent: .blind, software: "x")
+        func decide(packs: Bool) -> ServerHandshake.Decision {
+            ServerHandshake.decide(
+                hello: hello, certificateNodeID: me, peer: Peer(name: "home", nodeID: me), serverNodeID: server,
+                serverStoreID: .random(), software: "s", serverIsBlind: true, blindHoldsPacks: packs)
+        }
+        guard case .refuse(let error) = decide(packs: true) else {
+            Issue.record("a version-5 node was served a store in packs")
+            return
+        }
+        #expect(error.code == .incompatibleVersion)
+        #expect(error.message.contains("upgrade hp-sync on this node"))
+        guard case .accept(let reply) = decide(packs: false) else {
+            Issue.record("a version-5 node was refused a store of entries")
+            return
+        }
+        #expect(reply.version == ProtocolLimits.fieldMergeVersion)
+        hello.maxVersion = ProtocolLimits.maxVersion
+        guard case .accept(let current) = decide(packs: true) else {
+            Issue.record("a version-6 node was refused a store in packs")
+            return
+        }
+        #expect(current.version == ProtocolLimits.blindPacksVersion)
     }
 }

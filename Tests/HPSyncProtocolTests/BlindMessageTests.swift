@@ -33,13 +33,15 @@ import Testing
             .blindHead(BlindHeadMessage(epoch: 0, sealed: [])),
             .blindHead(BlindHeadMessage(epoch: 9, sealed: [1, 2, 3])),
             .blindList(sinceSeq: 42),
-            .blindListPage(BlindListPage(entries: [entry(1, seq: 1), entry(2, seq: 5, photo: true)], throughSeq: 9, isFinal: true)),
+            .blindListPage(
+                BlindListPage(entries: [entry(1, seq: 1), entry(2, seq: 5, photo: true)], throughSeq: 9, isFinal: true)),
             .blindGet([id(1), id(2)]),
             .blindObjects([object], isFinal: false),
             .blindObjects([], isFinal: true),
-            .blindGetPhoto(id(4)),
+            .blindGetPhoto(id(4), kind: .photo), .blindGetPhoto(id(5), kind: .pack),
             .blindPhotoHeader(BlindPhotoHeader(id: id(4), size: 4113)),
             .blindPhotoHeader(BlindPhotoHeader(id: id(4), size: 0, missing: true)),
+            .blindPhotoHeader(BlindPhotoHeader(id: id(6), size: 69_222_929, kind: .pack)),
             .blindPut([object]),
             .blindPutDone(applied: 1, stale: 2, throughSeq: 3),
             .blindSetHead(expected: 2, head: BlindHeadMessage(epoch: 3, sealed: [7])),
@@ -108,5 +110,27 @@ import Testing
         hello.intent = .pull
         hello.inventoryKey = Data(repeating: 1, count: 31)
         #expect(throws: ProtocolError.self, "a 31-byte inventory key") { try decode(.hello(hello)) }
+    }
+
+    /// Version 6: a sealed stream's kind is a photo or a pack, and each has its own size bound
+    /// (`ProtocolLimits.maxSealedPackBytes` is checked against the sealing in HPSyncCryptoTests).
+    @Test func aStreamsKindAndItsSizeBoundAreChecked() throws {
+        var header = Hpsync_V1_BlindPhotoHeader()
+        header.photoID = Data(repeating: 3, count: 32)
+        header.kind = 2
+        #expect(throws: ProtocolError.self, "kind 2") { try decode(.blindPhotoHeader(header)) }
+        header.kind = 1
+        header.size = UInt64(ProtocolLimits.maxSealedPackBytes) + 1
+        #expect(throws: ProtocolError.self, "a pack beyond its bound") { try decode(.blindPhotoHeader(header)) }
+        header.kind = 0
+        #expect(
+            try decode(.blindPhotoHeader(header))
+                == .blindPhotoHeader(
+                    BlindPhotoHeader(id: id(3), size: ProtocolLimits.maxSealedPackBytes + 1)),
+            "a photo may be that large")
+        var get = Hpsync_V1_BlindGetPhoto()
+        get.photoID = Data(repeating: 3, count: 32)
+        get.kind = 7
+        #expect(throws: ProtocolError.self, "kind 7") { try decode(.blindGetPhoto(get)) }
     }
 }

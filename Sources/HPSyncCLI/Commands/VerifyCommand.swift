@@ -74,7 +74,8 @@ struct VerifyCommand: ParsableCommand {
         lines += report.inFlight.map { "in flight (left alone): images/\($0)" }
         let checked =
             store.isBlind
-            ? "checked \(report.blindEntriesChecked) sealed entries (blind store: sizes and photos, no contents): "
+            ? "checked \(report.blindEntriesChecked) sealed entries, \(report.blindPacksChecked) packs, "
+                + "\(report.blindPhotosChecked) photos (blind store: names and sizes, no contents): "
             : "checked \(report.itemsChecked) items, \(report.imagesChecked) images: "
         lines.append(
             checked

@@ -211,6 +211,7 @@ extension ExitStatus {
         case .tampered, .rolledBack, .headMismatch: return .blindPeerDistrusted
         case .concurrentWrite: return .temporaryFailure
         case .noInventoryKey: return .permissionDenied
+        case .tooManyPacks: return .cannotCreate
         }
     }
 }

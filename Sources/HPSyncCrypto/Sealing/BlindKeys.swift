@@ -12,12 +12,15 @@ import HPSyncModel
 /// - records and heads: ChaCha20-Poly1305 under `"hp-sync v4 record"` and `"hp-sync v4 head"`
 ///   (see `sealRecord(_:context:)`);
 /// - photos: a STREAM of ChaCha20-Poly1305 chunks under a per-photo key derived from
-///   `"hp-sync v4 photo"` (see `PhotoSealer`).
+///   `"hp-sync v4 photo"` (see `StreamSealer`);
+/// - packs of records (version 6): the same STREAM under a per-pack key derived from
+///   `"hp-sync v6 pack"`.
 public struct BlindKeys: Sendable, CustomStringConvertible {
     let recordIDKey: [UInt8]
     let photoIDKey: [UInt8]
     let recordKey: [UInt8]
     let photoKey: [UInt8]
+    let packKey: [UInt8]
     let headKey: [UInt8]
 
     /// Derives every subkey of `key`.
@@ -30,6 +33,7 @@ public struct BlindKeys: Sendable, CustomStringConvertible {
         photoIDKey = derive("hp-sync v4 photo-id")
         recordKey = derive("hp-sync v4 record")
         photoKey = derive("hp-sync v4 photo")
+        packKey = derive("hp-sync v6 pack")
         headKey = derive("hp-sync v4 head")
     }
 

@@ -4,7 +4,7 @@
 /// A length L, with E = ⌊log₂ L⌋ and S = ⌊log₂ E⌋ + 1, is rounded up to a multiple of 2^(E − S):
 /// its lowest E − S bits are cleared. So a padded size says only O(log log L) bits about L, and the
 /// overhead (2^(E − S) − 1) / L stays below 2^−S: at most ~12% for any L (11.6%, its worst, at 129 bytes),
-/// below 6.25% from 4 KiB (where photos start, see `PhotoLayout`), below 3.2% from 64 KiB.
+/// below 6.25% from 4 KiB (where photos start, see `StreamLayout`), below 3.2% from 64 KiB.
 enum Padme {
     /// The padded length of `length` (≥ 0): the least Padmé size that is at least `length`.
     static func paddedLength(_ length: Int64) -> Int64 {

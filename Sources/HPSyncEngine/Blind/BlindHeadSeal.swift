@@ -25,19 +25,28 @@ struct BlindHead: Equatable {
         } else {
             plaintext.append(0)
         }
-        return BlindHeadMessage(
-            epoch: epoch, sealed: keys.sealHead(plaintext, context: Self.context(store: store, epoch: epoch)))
+        return Self.seal(plaintext, epoch: epoch, keys: keys, store: store)
+    }
+
+    /// A head's plaintext (of either format) sealed under the head key, bound to the blind
+    /// store's ID and the epoch told in the clear.
+    static func seal(_ plaintext: [UInt8], epoch: Int64, keys: BlindKeys, store: StoreID) -> BlindHeadMessage {
+        BlindHeadMessage(epoch: epoch, sealed: keys.sealHead(plaintext, context: context(store: store, epoch: epoch)))
+    }
+
+    /// The plaintext of a head the blind store served (epoch > 0), whatever its format.
+    static func plaintext(of message: BlindHeadMessage, keys: BlindKeys, store: StoreID) throws -> [UInt8] {
+        do {
+            return try keys.openHead(message.sealed, context: context(store: store, epoch: message.epoch))
+        } catch {
+            throw BlindRecordSeal.Failure("the head (epoch \(message.epoch)): \(error)")
+        }
     }
 
     /// Opens a head the blind store served; nil for none (epoch 0).
     static func open(_ message: BlindHeadMessage, keys: BlindKeys, store: StoreID) throws -> BlindHead? {
         guard message.epoch > 0 else { return nil }
-        let plaintext: [UInt8]
-        do {
-            plaintext = try keys.openHead(message.sealed, context: context(store: store, epoch: message.epoch))
-        } catch {
-            throw BlindRecordSeal.Failure("the head (epoch \(message.epoch)): \(error)")
-        }
+        let plaintext = try Self.plaintext(of: message, keys: keys, store: store)
         guard plaintext.count >= 10, plaintext[0] == 1 else {
             throw BlindRecordSeal.Failure("the head (epoch \(message.epoch)) opened but is malformed")
         }
@@ -53,7 +62,7 @@ struct BlindHead: Equatable {
         return BlindHead(epoch: epoch, entries: (count, digest))
     }
 
-    private static func context(store: StoreID, epoch: Int64) -> [UInt8] {
+    static func context(store: StoreID, epoch: Int64) -> [UInt8] {
         var bytes = store.bytes
         withUnsafeBytes(of: UInt64(epoch).bigEndian) { bytes += $0 }
         return bytes

@@ -23,20 +23,8 @@ struct BlindMirrorSync {
     }
 
     func run() throws -> Outcome {
-        let state = try store.blindPeerState(peer.nodeID)
-        var since: Int64 = 0
-        var seenEpoch: Int64 = 0
-        if let state {
-            if state.storeID == hostStore {
-                (since, seenEpoch) = (state.throughSeq, state.epoch)
-            } else if state.epoch > 0 {
-                throw BlindError.rolledBack(
-                    peer: peer.name,
-                    detail:
-                        "its store was made again (store ID \(hostStore), this node saw \(state.storeID) at epoch \(state.epoch))"
-                )
-            }
-        }
+        let seenEpoch = try Self.seenEpoch(store: store, peer: peer, hostStore: hostStore)
+        var since = try store.blindPeerState(peer.nodeID).flatMap { $0.storeID == hostStore ? $0.throughSeq : nil } ?? 0
         for _ in 0..<4 {
             let served = try remote.head()
             let head: BlindHead?
@@ -69,6 +57,22 @@ struct BlindMirrorSync {
             return Outcome(epoch: epoch, head: head)
         }
         throw BlindError.concurrentWrite(peer: peer.name)
+    }
+
+    /// The highest head epoch this node saw at the blind store `hostStore` (0: none); throws
+    /// when the blind peer now answers with another store than one it saw a head in (made
+    /// again: everything it held is gone, which a node must not take for an empty store).
+    static func seenEpoch(store: Store, peer: Peer, hostStore: StoreID) throws -> Int64 {
+        guard let state = try store.blindPeerState(peer.nodeID) else { return 0 }
+        if state.storeID == hostStore { return state.epoch }
+        guard state.epoch == 0 else {
+            throw BlindError.rolledBack(
+                peer: peer.name,
+                detail:
+                    "its store was made again (store ID \(hostStore), this node saw \(state.storeID) at epoch \(state.epoch))"
+            )
+        }
+        return 0
     }
 
     private func check(_ head: BlindHead?) throws {

@@ -21,18 +21,41 @@ public final class BlindPeerChannel: MessageChannel {
     private let peer: Peer
     private let logger: Logger
     private let software: String
+    private let testHooks: EngineTestHooks
     private let out = BlindOutbox()
-    private var source: BlindSource?
-    private var sink: BlindSink?
+    /// The local session's other side, once the Hello has said which.
+    private var side: Side?
+
+    private enum Side {
+        case source(BlindSource)
+        case sink(BlindSink)
+        case packSource(BlindPackSource)
+        case packSink(BlindPackSink)
+    }
+
+    /// What failed checks or was not served before the session's side was chosen (a push's
+    /// indexing of the packs the head names).
+    private var earlyFindings: [String] = []
 
     /// - Parameters:
     ///   - remote: the connection to the blind store (TLS, its node ID pinned).
     ///   - key: this inventory's key.
     ///   - peer: the blind peer as this store lists it.
-    public init(
+    public convenience init(
         remote channel: any MessageChannel, store: Store, key: InventoryKey, peer: Peer, logger: Logger,
         software: String = "hp-sync \(HPSyncVersion.current)"
     ) {
+        self.init(
+            remote: channel, store: store, key: key, peer: peer, logger: logger, software: software, testHooks: .init())
+    }
+
+    /// The same, with `testHooks.maxVersion` the highest version offered to the blind store
+    /// (tests talk to it as a version-4 node would).
+    init(
+        remote channel: any MessageChannel, store: Store, key: InventoryKey, peer: Peer, logger: Logger,
+        software: String = "hp-sync \(HPSyncVersion.current)", testHooks: EngineTestHooks
+    ) {
+        self.testHooks = testHooks
         self.remote = BlindRemote(channel: channel, peerName: peer.name)
         self.store = store
         self.seal = BlindRecordSeal(keys: BlindKeys(key))
@@ -43,7 +66,13 @@ public final class BlindPeerChannel: MessageChannel {
 
     /// What failed authentication during the session (the rest was applied): a pull's caller
     /// turns it into `BlindError.tampered` once the report is out.
-    public var findings: [String] { source?.findings ?? [] }
+    public var findings: [String] {
+        switch side {
+        case .source(let source): source.findings
+        case .packSource(let source): source.findings
+        case .sink, .packSink, nil: earlyFindings
+        }
+    }
 
     /// The blind peer's name here.
     public var peerName: String { peer.name }
@@ -55,21 +84,23 @@ public final class BlindPeerChannel: MessageChannel {
             try? remote.channel.send(.error(error))
             remote.channel.close()
         default:
-            if let source {
-                try source.handle(message)
-            } else if let sink {
-                try sink.handle(message)
-            } else {
-                throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "Hello"))
+            switch side {
+            case .source(let source): try source.handle(message)
+            case .sink(let sink): try sink.handle(message)
+            case .packSource(let source): try source.handle(message)
+            case .packSink(let sink): try sink.handle(message)
+            case nil: throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "Hello"))
             }
         }
     }
 
     public func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let sink else {
+        switch side {
+        case .sink(let sink): try sink.chunk(bytes)
+        case .packSink(let sink): try sink.chunk(bytes)
+        case .source, .packSource, nil:
             throw SyncError.protocolViolation(.unexpectedMessage(got: "IMAGE_CHUNK", expected: "a pull's request"))
         }
-        try sink.chunk(bytes)
     }
 
     public func receive(expecting: String) throws -> IncomingFrame {
@@ -92,22 +123,18 @@ public final class BlindPeerChannel: MessageChannel {
         remote.channel.close()
     }
 
-    /// Says Hello to the blind store, checks its head and mirror, and answers the local Hello.
+    /// Says Hello to the blind store, checks its head (and the mirror of a version-4 store), and
+    /// answers the local Hello.
     private func start(_ hello: HelloMessage) throws {
-        let host = try remote.handshake(store: store, serverNodeID: peer.nodeID, software: software)
-        let mirror = BlindMirrorSync(
-            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
-        let checked = try mirror.run()
-        switch hello.intent {
-        case .pull:
-            source = try BlindSource(
-                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, out: out, logger: logger)
-        case .push:
-            sink = BlindSink(
-                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, epoch: checked.epoch,
-                dryRun: hello.dryRun, out: out, logger: logger)
-        default:
+        guard hello.intent == .pull || hello.intent == .push else {
             throw SyncError.protocolViolation(.violation("a blind peer is only pulled from or pushed to"))
+        }
+        let host = try remote.handshake(
+            store: store, serverNodeID: peer.nodeID, software: software, maxVersion: testHooks.maxVersion)
+        if try holdsPacks(host) {
+            try startPacks(hello, host: host)
+        } else {
+            try startEntries(hello, host: host)
         }
         let version = min(hello.maxVersion, ProtocolLimits.fieldMergeVersion)
         out.message(
@@ -115,5 +142,65 @@ public final class BlindPeerChannel: MessageChannel {
                 HelloMessage(
                     nodeID: host.nodeID, storeID: host.storeID, intent: hello.intent, version: version,
                     software: host.software, clockMilliseconds: host.clockMilliseconds)))
+    }
+
+    /// Whether the blind store keeps (or will keep) this inventory in packs: a host of version 6
+    /// whose head is empty or of format 2. A version-4 store (a head of format 1, or an older
+    /// host) is read and written as entries (Protocol.md 5.8).
+    private func holdsPacks(_ host: HelloMessage) throws -> Bool {
+        guard host.version >= ProtocolLimits.blindPacksVersion else { return false }
+        let served = try remote.head()
+        guard served.epoch > 0 else { return true }
+        do {
+            return try BlindHead.plaintext(of: served, keys: seal.keys, store: host.storeID).first != 1
+        } catch {
+            throw BlindError.tampered(peer: peer.name, details: ["\(error)"])
+        }
+    }
+
+    private func startPacks(_ hello: HelloMessage, host: HelloMessage) throws {
+        let sync = BlindPackSync(
+            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
+        let pushing = hello.intent == .push
+        let (catalog, findings) = try sync.run(indexing: pushing)
+        if pushing {
+            earlyFindings = findings
+            let lost = catalog.unreadable.count + catalog.dropped
+            if lost > 0 && !hello.dryRun {
+                // What those packs held is stored again: everything is offered, and what the
+                // other packs hold is skipped.
+                logger.warning(
+                    "\(lost) packs of blind peer \(peer.name) cannot be read or were left out by a node that could not read them; this push stores again what they could have held"
+                )
+                try store.setCheckpoint(CheckpointUpdate(peerStore: host.storeID, direction: .push, seq: 0))
+            }
+            side = .packSink(
+                BlindPackSink(
+                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
+                    damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID), dryRun: hello.dryRun, out: out,
+                    logger: logger, packsPerHead: testHooks.blindPacksPerHead))
+        } else {
+            side = .packSource(
+                BlindPackSource(
+                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
+                    findings: findings, out: out, logger: logger))
+        }
+    }
+
+    private func startEntries(_ hello: HelloMessage, host: HelloMessage) throws {
+        let mirror = BlindMirrorSync(
+            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
+        let checked = try mirror.run()
+        if hello.intent == .pull {
+            side = .source(
+                try BlindSource(
+                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, out: out,
+                    logger: logger))
+        } else {
+            side = .sink(
+                BlindSink(
+                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, epoch: checked.epoch,
+                    dryRun: hello.dryRun, out: out, logger: logger))
+        }
     }
 }

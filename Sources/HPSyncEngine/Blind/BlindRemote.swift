@@ -14,10 +14,12 @@ final class BlindRemote {
     }
 
     /// Says Hello with INTENT_BLIND and checks the answer.
-    func handshake(store: Store, serverNodeID: NodeID, software: String) throws -> HelloMessage {
+    func handshake(
+        store: Store, serverNodeID: NodeID, software: String, maxVersion: UInt32 = ProtocolLimits.maxVersion
+    ) throws -> HelloMessage {
         let mine = ClientHandshake.hello(
             intent: .blind, dryRun: false, nodeID: store.nodeID, storeID: store.storeID, software: software,
-            clockMilliseconds: store.nowMilliseconds(), minVersion: ProtocolLimits.blindVersion)
+            clockMilliseconds: store.nowMilliseconds(), minVersion: ProtocolLimits.blindVersion, maxVersion: maxVersion)
         try channel.send(.hello(mine))
         let reply = try channel.receiveMessage(expecting: "Hello")
         switch ClientHandshake.decide(reply: reply, to: mine, serverNodeID: serverNodeID) {
@@ -67,18 +69,20 @@ final class BlindRemote {
         }
     }
 
-    /// Asks for the sealed photo `id` without waiting: `photo(_:expectedSize:_:)` reads the
-    /// answer, in the order asked, before any other request's answer (Protocol.md 5.8.5).
-    func askPhoto(_ id: BlindID) throws {
-        try channel.send(.blindGetPhoto(id))
+    /// Asks for the sealed photo (or pack) `id` without waiting: `photo(_:expectedSize:_:)`
+    /// reads the answer, in the order asked, before any other request's answer (Protocol.md 5.8.5).
+    func askPhoto(_ id: BlindID, kind: SealedStreamKind = .photo) throws {
+        try channel.send(.blindGetPhoto(id, kind: kind))
     }
 
-    /// Streams the sealed photo `id` (the oldest asked and unanswered) to `chunk`; false when
-    /// the store says it has none.
-    func photo(_ id: BlindID, expectedSize: Int64, _ chunk: ([UInt8]) throws -> Void) throws -> Bool {
+    /// Streams the sealed photo (or pack) `id` (the oldest asked and unanswered) to `chunk`;
+    /// false when the store says it has none.
+    func photo(
+        _ id: BlindID, kind: SealedStreamKind = .photo, expectedSize: Int64, _ chunk: ([UInt8]) throws -> Void
+    ) throws -> Bool {
         let reply = try receive("BlindPhotoHeader")
-        guard case .blindPhotoHeader(let header) = reply, header.id == id else {
-            throw unexpected(reply, "BlindPhotoHeader of the photo asked for")
+        guard case .blindPhotoHeader(let header) = reply, header.id == id, header.kind == kind else {
+            throw unexpected(reply, "BlindPhotoHeader of the \(kind.noun) asked for")
         }
         if header.missing { return false }
         // A photo of another size is read and dropped; a chunk `chunk` refuses stops the
@@ -89,7 +93,8 @@ final class BlindRemote {
             switch try channel.receive(expecting: "IMAGE_CHUNK") {
             case .imageChunk(let bytes):
                 guard Int64(bytes.count) <= left else {
-                    throw SyncError.protocolViolation(.violation("a sealed photo ran past its announced size"))
+                    throw SyncError.protocolViolation(
+                        .violation("a sealed \(kind.noun) ran past its announced size"))
                 }
                 left -= Int64(bytes.count)
                 guard failure == nil, header.size == expectedSize else { continue }
@@ -99,6 +104,23 @@ final class BlindRemote {
         }
         if let failure { throw failure }
         return header.size == expectedSize
+    }
+
+    /// Uploads the sealed photo (or pack) `sealed` under `id`, in chunks; the blind store makes it
+    /// durable before it answers the next BlindPut or BlindSetHead (Protocol.md 5.8.4).
+    func upload(_ id: BlindID, kind: SealedStreamKind, sealed: [UInt8]) throws {
+        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: Int64(sealed.count), kind: kind)))
+        try sendSealed(sealed)
+    }
+
+    /// Sends sealed bytes of the upload under way as IMAGE_CHUNK frames.
+    func sendSealed(_ sealed: [UInt8]) throws {
+        var start = 0
+        while start < sealed.count {
+            let end = min(sealed.count, start + ProtocolLimits.chunkSize)
+            try sealed.withUnsafeBytes { try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+            start = end
+        }
     }
 
     /// Sends a BlindPut of `objects` without waiting for its answer: `putDone()` reads it, in

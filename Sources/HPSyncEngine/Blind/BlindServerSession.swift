@@ -66,10 +66,10 @@ final class BlindServerSession {
             case .blindHeadRequest: try channel.send(.blindHead(store.blindHead()))
             case .blindList(let since): try list(after: since)
             case .blindGet(let ids): try send(ids)
-            case .blindGetPhoto(let id): try sendPhoto(id)
+            case .blindGetPhoto(let id, let kind): try sendStream(id, kind)
             case .blindPhotoHeader(let header):
                 try mayWrite()
-                try receivePhoto(header)
+                try receiveStream(header)
             case .blindPut(let objects):
                 try mayWrite()
                 try commitUploads()
@@ -80,6 +80,8 @@ final class BlindServerSession {
                     .blindPutDone(applied: result.applied, stale: result.stale, throughSeq: result.throughSeq))
             case .blindSetHead(let expected, let head):
                 try mayWrite()
+                // A version-6 head names packs uploaded before it: durable first (5.8.4).
+                try commitUploads()
                 if try store.setBlindHead(expected: expected, head) {
                     try channel.send(.blindPutDone(applied: 1, stale: 0, throughSeq: 0))
                 } else {
@@ -133,18 +135,18 @@ final class BlindServerSession {
         counts.sent += objects.count
     }
 
-    private func sendPhoto(_ id: BlindID) throws {
-        guard let reader = SealedPhotoReader(store: store, id: id) else {
-            try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: 0, missing: true)))
+    private func sendStream(_ id: BlindID, _ kind: SealedStreamKind) throws {
+        guard let reader = SealedPhotoReader(store: store, id: id, kind: kind) else {
+            try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: 0, missing: true, kind: kind)))
             return
         }
-        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: reader.size)))
+        try channel.send(.blindPhotoHeader(BlindPhotoHeader(id: id, size: reader.size, kind: kind)))
         var buffer = [UInt8](repeating: 0, count: ProtocolLimits.chunkSize)
         var left = reader.size
         while left > 0 {
             let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             // The file shrank under us (damage): the client sees a short photo and refuses it.
-            guard count > 0 else { throw StoreError.io(path: store.sealedPhotoURL(id).path, reason: "ended early") }
+            guard count > 0 else { throw StoreError.io(path: store.sealedURL(id, kind).path, reason: "ended early") }
             let sending = Int(min(Int64(count), left))
             try buffer.withUnsafeBytes { try channel.sendImageChunk(UnsafeRawBufferPointer(rebasing: $0[..<sending])) }
             left -= Int64(sending)
@@ -153,18 +155,18 @@ final class BlindServerSession {
         counts.bytes += reader.size
     }
 
-    private func receivePhoto(_ header: BlindPhotoHeader) throws {
+    private func receiveStream(_ header: BlindPhotoHeader) throws {
         guard !header.missing else {
             throw SyncError.protocolViolation(.violation("a client's BlindPhotoHeader must not set missing"))
         }
-        let upload = try SealedPhotoUpload(store: store, id: header.id, size: header.size)
+        let upload = try SealedPhotoUpload(store: store, id: header.id, size: header.size, kind: header.kind)
         var left = header.size
         while left > 0 {
             switch try channel.receive(expecting: "IMAGE_CHUNK") {
             case .imageChunk(let bytes):
                 guard Int64(bytes.count) <= left else {
                     throw SyncError.protocolViolation(
-                        .violation("sealed photo \(header.id) sent more than its \(header.size) bytes"))
+                        .violation("sealed \(header.kind.noun) \(header.id) sent more than its \(header.size) bytes"))
                 }
                 try bytes.withUnsafeBytes { try upload.write($0) }
                 left -= Int64(bytes.count)
@@ -178,12 +180,12 @@ final class BlindServerSession {
         counts.bytes += header.size
     }
 
-    /// Makes the photos uploaded so far durable under their IDs.
+    /// Makes the photos and packs uploaded so far durable under their IDs.
     private func commitUploads() throws {
         guard !uploads.isEmpty else { return }
         for upload in uploads { try upload.commit() }
+        for kind in Set(uploads.map(\.kind)) { try store.syncSealedDirectory(kind) }
         uploads = []
-        try store.syncSealedPhotoDirectory()
     }
 
     /// A read-only peer may list and fetch, never store; the first write takes the store's

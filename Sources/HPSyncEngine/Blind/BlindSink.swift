@@ -28,7 +28,7 @@ final class BlindSink {
     private var held: [BlindObject] = []
     private var heldItems: [BlindID: Item] = [:]
     private var photosWanted = 0
-    private var upload: (id: BlindID, size: Int64, left: Int64, sealer: PhotoSealer)?
+    private var upload: BlindPhotoUpload?
     private var uploaded: Set<BlindID> = []
     private var firstHeld: Int64 = 0
     /// Records whose copy there a trusted node found broken: their photo is uploaded again too.
@@ -79,13 +79,11 @@ final class BlindSink {
 
     /// One IMAGE_CHUNK of the photo being uploaded: sealed and sent on.
     func chunk(_ bytes: UnsafeRawBufferPointer) throws {
-        guard var current = upload, Int64(bytes.count) <= current.left else {
+        guard upload != nil else {
             throw SyncError.protocolViolation(.violation("an image chunk the push did not ask for"))
         }
-        try send(current.sealer.update(bytes))
-        current.left -= Int64(bytes.count)
-        upload = current
-        if current.left == 0 { try endUpload() }
+        try upload!.add(bytes, remote: remote)
+        if upload!.isComplete { try endUpload() }
     }
 
     private func received(_ offered: ManifestPage) throws {
@@ -149,18 +147,14 @@ final class BlindSink {
             try photoDone()
             return
         }
-        let photo = seal.photo(image)
         try openHead()
-        var sealer = seal.keys.photoSealer(photoID: photo.id.bytes, plainSize: image.size)
-        try remote.channel.send(.blindPhotoHeader(BlindPhotoHeader(id: photo.id, size: photo.size)))
-        try send(sealer.header())
-        upload = (photo.id, image.size, image.size, sealer)
+        upload = try BlindPhotoUpload(seal.photo(image), of: image, keys: seal.keys, remote: remote)
         if image.size == 0 { try endUpload() }
     }
 
     private func endUpload() throws {
         guard var current = upload else { return }
-        try send(current.sealer.finish())
+        try current.finish(remote: remote)
         upload = nil
         // No answer: the blind store makes it durable before its next BlindPutDone.
         uploaded.insert(current.id)
@@ -308,14 +302,5 @@ final class BlindSink {
         }
         epoch += 1
         try store.setBlindEpoch(peer: peer.nodeID, epoch)
-    }
-
-    private func send(_ sealed: [UInt8]) throws {
-        var offset = 0
-        while offset < sealed.count {
-            let end = min(sealed.count, offset + ProtocolLimits.chunkSize)
-            try sealed[offset..<end].withUnsafeBytes { try remote.channel.sendImageChunk($0) }
-            offset = end
-        }
     }
 }

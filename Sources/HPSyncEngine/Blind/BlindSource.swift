@@ -26,27 +26,7 @@ final class BlindSource {
     private var counts = ChangeCounts()
     /// What failed authentication (reported when the session ends).
     private(set) var findings: [String] = []
-    /// Photos asked of the blind store whose answers are not read yet, oldest first: the store
-    /// answers in that order, so they are read before any other request is sent.
-    private var asked: [PhotoTicket] = []
-    /// Opened photos waiting in memory for the sink: a page's worth at M (2,000 photos of
-    /// ~200 KB over 100 pages), so a restore's memory stays near a plain pull's.
-    private let photoBudget = OpenedPhoto.Budget(bytes: 8 << 20)
-
-    /// A photo asked for: its answer, once read.
-    private final class PhotoTicket {
-        let fetch: BlindPhotoFetch
-        var opened: Result<OpenedPhoto, any Error>?
-
-        init(_ fetch: BlindPhotoFetch) { self.fetch = fetch }
-
-        /// The answer, handed over once: the ticket lets go of the photo (and of the memory it
-        /// holds) as the sink takes it.
-        func take() throws -> OpenedPhoto {
-            defer { opened = nil }
-            return try opened!.get()
-        }
-    }
+    private let photos: BlindPhotoQueue
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, out: BlindOutbox,
@@ -59,6 +39,7 @@ final class BlindSource {
         self.hostStore = hostStore
         self.out = out
         self.logger = logger
+        photos = BlindPhotoQueue(store: store, remote: remote, seal: seal, out: out)
         // Damage found before stays reported until a push stores a good copy.
         findings = try store.blindDamagedRows(peer: peer.nodeID).map {
             "record \($0.entry.id) (seq \($0.entry.seq)) failed authentication before and was not stored again since"
@@ -71,7 +52,7 @@ final class BlindSource {
             // Healing by digest: the image size comes from this store's own record.
             try queuePhotos(wanted, records: store.mergeBases(wanted.map(\.key)))
         case .endSession:
-            readAskedPhotos()
+            photos.readAll()
             out.message(.done(counts))
         case .pullRequest(let checkpointStore, let since):
             cursor = checkpointStore == hostStore ? since : 0
@@ -90,7 +71,7 @@ final class BlindSource {
         case .fetchImages(let wanted):
             try queuePhotos(wanted, records: opened)
         case .pageDone:
-            readAskedPhotos()
+            photos.readAll()
             if sentFinal { out.message(.done(counts)) } else { try queuePage() }
         default:
             throw SyncError.protocolViolation(.unexpectedMessage(got: message.name, expected: "a sink's request"))
@@ -165,7 +146,7 @@ final class BlindSource {
     /// Fetches and opens the current version of `key`'s record (a sink asking for one this side
     /// did not expect it to want).
     private func fetchAndOpen(_ key: ItemKey) throws -> Item? {
-        readAskedPhotos()
+        photos.readAll()
         let id = seal.id(key)
         guard let object = try remote.get([id])[id] else { return nil }
         do {
@@ -178,46 +159,12 @@ final class BlindSource {
 
     /// Queues each wanted photo whose record in `records` names it; the rest are announced missing.
     private func queuePhotos(_ wanted: [ImageWanted], records: [ItemKey: Item]) throws {
-        for image in wanted {
-            guard let ref = records[image.key]?.image, ref.digest == image.digest else {
-                out.missing(image.key, image.digest)
-                continue
-            }
-            try queuePhoto(key: image.key, image: ref)
-        }
-    }
-
-    /// Queues a photo: asked for now, and when its turn comes read, opened into a temporary
-    /// and checked before a byte goes out.
-    private func queuePhoto(key: ItemKey, image: ImageRef) throws {
-        let photo = seal.photo(image)
-        try remote.askPhoto(photo.id)
-        let ticket = PhotoTicket(
-            BlindPhotoFetch(
-                store: store, remote: remote, keys: seal.keys, photo: photo, image: image, budget: photoBudget))
-        asked.append(ticket)
-        out.photo(key: key, image: image) { [self] in
-            while ticket.opened == nil { readNextPhoto() }
-            return try ticket.take()
-        } failed: { [self] error in
+        try photos.queue(wanted, records: records, counts: &counts) { [self] key, photo, error in
             findings.append("photo of item \(key): \(error)")
             if let version = opened[key]?.version {
                 try? store.markBlindDamaged(
                     peer: peer.nodeID, [BlindEntry(id: seal.id(key), version: version, photo: photo)])
             }
         }
-        counts.images += 1
-        counts.imageBytes += image.size
-    }
-
-    /// Reads the answer to the oldest photo asked for.
-    private func readNextPhoto() {
-        let ticket = asked.removeFirst()
-        ticket.opened = Result { try ticket.fetch.receive() }
-    }
-
-    /// Reads every photo answer still on the way, so the next request's answer is next.
-    private func readAskedPhotos() {
-        while !asked.isEmpty { readNextPhoto() }
     }
 }

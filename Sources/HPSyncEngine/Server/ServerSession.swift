@@ -135,7 +135,7 @@ public final class ServerSession {
         let decision = ServerHandshake.decide(
             hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
             serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds(),
-            serverIsBlind: isBlind)
+            serverIsBlind: isBlind, blindHoldsPacks: isBlind && store.holdsSealedPacks)
         switch decision {
         case .accept(var reply):
             if let refusal = admit(certificateNodeID) {

@@ -19,9 +19,12 @@ public enum ServerHandshake {
     ///   - certificateNodeID: the node ID of the client's TLS certificate.
     ///   - peer: the server's peer entry for that node ID, if any.
     ///   - clockMilliseconds: the server's wall clock, told in its Hello (nil: not told).
+    ///   - blindHoldsPacks: the server's blind store keeps packs (Protocol.md 5.8.7), which only
+    ///     version 6 reads.
     public static func decide(
         hello: HelloMessage, certificateNodeID: NodeID, peer: Peer?, serverNodeID: NodeID,
-        serverStoreID: StoreID, software: String, clockMilliseconds: UInt64? = nil, serverIsBlind: Bool = false
+        serverStoreID: StoreID, software: String, clockMilliseconds: UInt64? = nil, serverIsBlind: Bool = false,
+        blindHoldsPacks: Bool = false
     ) -> Decision {
         guard hello.nodeID == certificateNodeID else {
             return .refuse(
@@ -61,6 +64,14 @@ public enum ServerHandshake {
                 ))
         }
         if let refusal = blindMismatch(hello, serverIsBlind: serverIsBlind, peer: peer) { return .refuse(refusal) }
+        if hello.intent == .blind && blindHoldsPacks && version < ProtocolLimits.blindPacksVersion {
+            return .refuse(
+                PeerErrorMessage(
+                    code: .incompatibleVersion,
+                    message:
+                        "this blind store keeps its inventory in packs (protocol version \(ProtocolLimits.blindPacksVersion)), which this node's hp-sync (up to version \(hello.maxVersion)) cannot read; upgrade hp-sync on this node"
+                ))
+        }
         if hello.intent == .push, let peer, peer.permission != .readWrite {
             return .refuse(
                 PeerErrorMessage(

@@ -91,10 +91,13 @@ public struct BlindPhotoHeader: Equatable, Sendable {
     public var size: Int64
     /// Server only: the store has no such photo; no chunks follow.
     public var missing: Bool
+    /// A photo, or (version 6) a pack of records.
+    public var kind: SealedStreamKind
 
-    public init(id: BlindID, size: Int64, missing: Bool = false) {
+    public init(id: BlindID, size: Int64, missing: Bool = false, kind: SealedStreamKind = .photo) {
         self.id = id
         self.size = size
         self.missing = missing
+        self.kind = kind
     }
 }

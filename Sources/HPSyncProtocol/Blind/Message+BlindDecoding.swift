@@ -47,11 +47,17 @@ extension Message {
                     try blindObject(object, "BlindObjects", allowEmpty: true)
                 },
                 isFinal: objects.final)
-        case .blindGetPhoto(let get): return .blindGetPhoto(try blindID(get.photoID, "BlindGetPhoto", "photo_id"))
+        case .blindGetPhoto(let get):
+            return .blindGetPhoto(
+                try blindID(get.photoID, "BlindGetPhoto", "photo_id"), kind: try kind(get.kind, "BlindGetPhoto"))
         case .blindPhotoHeader(let header):
             let size = try seq(header.size, "BlindPhotoHeader", "size")
-            guard size <= ProtocolLimits.maxSealedPhotoBytes else {
-                throw .invalidField(message: "BlindPhotoHeader", field: "size", problem: "is beyond 2^40")
+            let kind = try kind(header.kind, "BlindPhotoHeader")
+            guard size <= ProtocolLimits.maxSealedBytes(kind) else {
+                throw .invalidField(
+                    message: "BlindPhotoHeader", field: "size",
+                    problem:
+                        "is beyond the \(ProtocolLimits.maxSealedBytes(kind)) bytes of the largest sealed \(kind.noun)")
             }
             if header.missing && size != 0 {
                 throw .invalidField(
@@ -60,7 +66,7 @@ extension Message {
             return .blindPhotoHeader(
                 BlindPhotoHeader(
                     id: try blindID(header.photoID, "BlindPhotoHeader", "photo_id"), size: size,
-                    missing: header.missing))
+                    missing: header.missing, kind: kind))
         case .blindPut(let put):
             try blindCount(put.objects.count, "BlindPut", "objects")
             return .blindPut(
@@ -88,7 +94,8 @@ extension Message {
     {
         guard sealed.count <= ProtocolLimits.maxSealedHeadBytes else {
             throw .invalidField(
-                message: message, field: "sealed", problem: "is \(sealed.count) bytes, the limit is 4096")
+                message: message, field: "sealed",
+                problem: "is \(sealed.count) bytes, the limit is \(ProtocolLimits.maxSealedHeadBytes)")
         }
         let epoch = try seq(epoch, message, "epoch")
         guard (epoch == 0) == sealed.isEmpty else {
@@ -138,6 +145,14 @@ extension Message {
             throw .invalidField(message: message, field: field, problem: "must be 32 bytes, got \(bytes.count)")
         }
         return id
+    }
+
+    private static func kind(_ raw: UInt32, _ message: String) throws(ProtocolError) -> SealedStreamKind {
+        guard let kind = SealedStreamKind(rawValue: raw) else {
+            throw .invalidField(
+                message: message, field: "kind", problem: "must be 0 (a photo) or 1 (a pack), got \(raw)")
+        }
+        return kind
     }
 
     private static func blindCount(_ count: Int, _ message: String, _ field: String) throws(ProtocolError) {

@@ -30,15 +30,17 @@ extension Message {
             wire.objects = objects.map(Self.wire)
             wire.final = isFinal
             return .blindObjects(wire)
-        case .blindGetPhoto(let id):
+        case .blindGetPhoto(let id, let kind):
             var wire = Hpsync_V1_BlindGetPhoto()
             wire.photoID = Data(id.bytes)
+            wire.kind = kind.rawValue
             return .blindGetPhoto(wire)
         case .blindPhotoHeader(let header):
             var wire = Hpsync_V1_BlindPhotoHeader()
             wire.photoID = Data(header.id.bytes)
             wire.size = UInt64(header.size)
             wire.missing = header.missing
+            wire.kind = header.kind.rawValue
             return .blindPhotoHeader(wire)
         case .blindPut(let objects):
             var wire = Hpsync_V1_BlindPut()

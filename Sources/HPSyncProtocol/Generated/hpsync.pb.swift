@@ -1005,7 +1005,7 @@ public nonisolated struct Hpsync_V1_BlindHead: Sendable {
   /// 0 with empty sealed: no head written yet
   public var epoch: UInt64 = 0
 
-  /// at most 4096 bytes
+  /// at most 1 MiB
   public var sealed: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1101,7 +1101,11 @@ public nonisolated struct Hpsync_V1_BlindGetPhoto: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// the ID of the sealed stream asked for
   public var photoID: Data = Data()
+
+  /// 0: a photo; 1: a pack (version 6)
+  public var kind: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1113,13 +1117,17 @@ public nonisolated struct Hpsync_V1_BlindPhotoHeader: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// the ID of the sealed stream that follows
   public var photoID: Data = Data()
 
   /// exactly this many bytes follow in IMAGE_CHUNK frames
   public var size: UInt64 = 0
 
-  /// server only: the store has no such photo; no chunks follow
+  /// server only: the store has no such stream; no chunks follow
   public var missing: Bool = false
+
+  /// 0: a photo; 1: a pack (version 6)
+  public var kind: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1169,7 +1177,7 @@ public nonisolated struct Hpsync_V1_BlindSetHead: Sendable {
   /// greater than expected_epoch
   public var epoch: UInt64 = 0
 
-  /// at most 4096 bytes
+  /// at most 1 MiB
   public var sealed: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2856,7 +2864,7 @@ nonisolated extension Hpsync_V1_BlindObjects: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Hpsync_V1_BlindGetPhoto: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BlindGetPhoto"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0\u{1}kind\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2865,6 +2873,7 @@ nonisolated extension Hpsync_V1_BlindGetPhoto: SwiftProtobuf.Message, SwiftProto
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBytesField(value: &self.photoID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.kind) }()
       default: break
       }
     }
@@ -2874,11 +2883,15 @@ nonisolated extension Hpsync_V1_BlindGetPhoto: SwiftProtobuf.Message, SwiftProto
     if !self.photoID.isEmpty {
       try visitor.visitSingularBytesField(value: self.photoID, fieldNumber: 1)
     }
+    if self.kind != 0 {
+      try visitor.visitSingularUInt32Field(value: self.kind, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Hpsync_V1_BlindGetPhoto, rhs: Hpsync_V1_BlindGetPhoto) -> Bool {
     if lhs.photoID != rhs.photoID {return false}
+    if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2886,7 +2899,7 @@ nonisolated extension Hpsync_V1_BlindGetPhoto: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Hpsync_V1_BlindPhotoHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BlindPhotoHeader"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0\u{1}size\0\u{1}missing\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}photo_id\0\u{1}size\0\u{1}missing\0\u{1}kind\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2897,6 +2910,7 @@ nonisolated extension Hpsync_V1_BlindPhotoHeader: SwiftProtobuf.Message, SwiftPr
       case 1: try { try decoder.decodeSingularBytesField(value: &self.photoID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.missing) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.kind) }()
       default: break
       }
     }
@@ -2912,6 +2926,9 @@ nonisolated extension Hpsync_V1_BlindPhotoHeader: SwiftProtobuf.Message, SwiftPr
     if self.missing != false {
       try visitor.visitSingularBoolField(value: self.missing, fieldNumber: 3)
     }
+    if self.kind != 0 {
+      try visitor.visitSingularUInt32Field(value: self.kind, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2919,6 +2936,7 @@ nonisolated extension Hpsync_V1_BlindPhotoHeader: SwiftProtobuf.Message, SwiftPr
     if lhs.photoID != rhs.photoID {return false}
     if lhs.size != rhs.size {return false}
     if lhs.missing != rhs.missing {return false}
+    if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -257,10 +257,11 @@ public enum Message: Equatable, Sendable {
     /// Client: these records, answered by `blindObjects` messages up to a final one.
     case blindGet([BlindID])
     case blindObjects([BlindObject], isFinal: Bool)
-    /// Client: a sealed photo, answered by `blindPhotoHeader` and its IMAGE_CHUNK frames.
-    case blindGetPhoto(BlindID)
-    /// Either way: the IMAGE_CHUNK frames of a sealed photo follow (a client's upload, or the
-    /// server's answer to `blindGetPhoto`).
+    /// Client: a sealed photo (or, version 6, a pack), answered by `blindPhotoHeader` and its
+    /// IMAGE_CHUNK frames.
+    case blindGetPhoto(BlindID, kind: SealedStreamKind)
+    /// Either way: the IMAGE_CHUNK frames of a sealed photo or pack follow (a client's upload,
+    /// or the server's answer to `blindGetPhoto`).
     case blindPhotoHeader(BlindPhotoHeader)
     /// Client (read-write): store these entries where they beat the store's; `blindPutDone`.
     case blindPut([BlindObject])

@@ -7,13 +7,14 @@ import HPSyncModel
     import Darwin
 #endif
 
-/// A sealed photo arriving at a blind store: written to `sealed/.tmp-*`; `finish()` hands it to
-/// the image flusher (its fsync runs while the next photo arrives), and `commit()`, before the
-/// BlindPut that may name it, waits for that fsync and renames it to `sealed/<ID>`. The session
-/// fsyncs the folder once for all the photos it commits, before the put commits, so a row never
-/// names a photo a power cut could take back. The store cannot check the bytes (it has no key);
-/// it checks the count, and trusted nodes check the seal.
+/// A sealed photo (or pack) arriving at a blind store: written to `.tmp-*` in its kind's folder;
+/// `finish()` hands it to the image flusher (its fsync runs while the next one arrives), and
+/// `commit()`, before the BlindPut or head that may name it, waits for that fsync and renames it
+/// to `<ID>`. The session fsyncs each folder once for all it commits, before the put commits, so
+/// a row never names a photo a power cut could take back. The store cannot check the bytes (it
+/// has no key); it checks the count, and trusted nodes check the seal.
 package final class SealedPhotoUpload {
+    package let kind: SealedStreamKind
     private let final: URL
     private let temporary: URL
     private let size: Int64
@@ -22,10 +23,12 @@ package final class SealedPhotoUpload {
     private var durability: Durability?
     private var committed = false
 
-    package init(store: Store, id: BlindID, size: Int64) throws {
-        try StorePrivacy.makeDirectory(store.sealedPhotoDirectory)
-        final = store.sealedPhotoURL(id)
-        temporary = store.sealedPhotoDirectory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+    package init(store: Store, id: BlindID, size: Int64, kind: SealedStreamKind = .photo) throws {
+        self.kind = kind
+        let folder = store.sealedDirectory(kind)
+        try StorePrivacy.makeDirectory(folder)
+        final = store.sealedURL(id, kind)
+        temporary = folder.appendingPathComponent(".tmp-\(UUID().uuidString)")
         self.size = size
         fd = try FileIO.create(temporary.path)
     }
@@ -42,7 +45,7 @@ package final class SealedPhotoUpload {
     /// All bytes are in: the fsync starts in the background.
     package func finish() throws {
         guard received == size else {
-            throw StoreError.invalidBlindEntry("sealed photo ended after \(received) of \(size) bytes")
+            throw StoreError.invalidBlindEntry("sealed \(kind.noun) ended after \(received) of \(size) bytes")
         }
         durability = ImageFlusher.shared.submit(fd, path: temporary.path)
         fd = -1
@@ -69,15 +72,15 @@ package final class SealedPhotoUpload {
     }
 }
 
-/// A stored sealed photo, read in chunks to send.
+/// A stored sealed photo (or pack), read in chunks to send.
 package final class SealedPhotoReader {
     private let fd: Int32
     private let path: String
     package let size: Int64
 
-    /// Nil when the store has no such photo.
-    package init?(store: Store, id: BlindID) {
-        path = store.sealedPhotoURL(id).path
+    /// Nil when the store has no such photo (or pack).
+    package init?(store: Store, id: BlindID, kind: SealedStreamKind = .photo) {
+        path = store.sealedURL(id, kind).path
         guard let descriptor = try? FileIO.openForReading(path) else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {

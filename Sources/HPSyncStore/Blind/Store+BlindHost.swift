@@ -20,12 +20,34 @@ extension Store {
     }
 
     /// Where sealed photos live, one file per photo ID in hex.
-    package var sealedPhotoDirectory: URL { directory.appendingPathComponent("sealed", isDirectory: true) }
+    package var sealedPhotoDirectory: URL { sealedDirectory(.photo) }
 
-    package func sealedPhotoURL(_ id: BlindID) -> URL { sealedPhotoDirectory.appendingPathComponent(id.hex) }
+    package func sealedPhotoURL(_ id: BlindID) -> URL { sealedURL(id, .photo) }
 
-    /// Makes the renames of committed uploads durable.
-    package func syncSealedPhotoDirectory() throws { try FileIO.syncDirectory(sealedPhotoDirectory.path) }
+    /// Where sealed streams of `kind` live, one file per ID in hex: photos in `sealed/`, packs
+    /// (version 6) in `packs/`, so that what names a photo never decides a pack's fate.
+    package func sealedDirectory(_ kind: SealedStreamKind) -> URL {
+        switch kind {
+        case .photo: directory.appendingPathComponent("sealed", isDirectory: true)
+        case .pack: directory.appendingPathComponent("packs", isDirectory: true)
+        }
+    }
+
+    package func sealedURL(_ id: BlindID, _ kind: SealedStreamKind) -> URL {
+        sealedDirectory(kind).appendingPathComponent(id.hex)
+    }
+
+    /// Whether this blind store holds any pack (version 6): then only trusted nodes of version 6
+    /// can read it.
+    package var holdsSealedPacks: Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: sealedDirectory(.pack).path)) ?? []
+        return names.contains { !$0.hasPrefix(".") }
+    }
+
+    /// Makes the renames of committed uploads of `kind` durable.
+    package func syncSealedDirectory(_ kind: SealedStreamKind) throws {
+        try FileIO.syncDirectory(sealedDirectory(kind).path)
+    }
 
     /// The head, or epoch 0 with nothing sealed when none was written yet.
     package func blindHead() throws -> BlindHeadMessage {

@@ -6,8 +6,9 @@ import HPSyncModel
 /// What a blind store checks of itself without any key (Protocol.md 5.8): every entry's sealed
 /// record has a possible size, every sealed photo an entry names is there at its size, a head
 /// exists once entries do; sealed photos no entry names are noted (an interrupted push leaves
-/// one, and the next push that names it uses it). Whether the bytes are intact only a trusted
-/// node can tell: it opens them.
+/// one, and the next push that names it uses it). A store in packs names its packs and photos
+/// only inside sealed data: each file's name and size must be those of a sealed pack or photo.
+/// Whether the bytes are intact only a trusted node can tell: it opens them.
 extension Store {
     func verifyBlind(into report: inout VerifyReport) throws {
         let (entries, head) = try read { db in
@@ -41,11 +42,43 @@ extension Store {
         if !entries.isEmpty && head == nil {
             report.blindProblems.append("the store holds entries but no head; a push from a trusted node writes one")
         }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: sealedPhotoDirectory.path)) ?? []
-        for name in files.sorted() where !named.contains(name) {
-            report.blindNotes.append(
-                "leftover file sealed/\(name), named by no entry (an interrupted push leaves one); the next push that names it uses it"
-            )
+        if entries.isEmpty {
+            report.blindPhotosChecked = verifyStreams(.photo, into: &report)
+        } else {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: sealedPhotoDirectory.path)) ?? []
+            report.blindPhotosChecked = named.count
+            for name in files.sorted() where !named.contains(name) && !name.hasPrefix(".tmp-") {
+                report.blindNotes.append(
+                    "leftover file sealed/\(name), named by no entry (an interrupted push leaves one); the next push that names it uses it"
+                )
+            }
         }
+        report.blindPacksChecked = verifyStreams(.pack, into: &report)
+    }
+
+    /// Packs and the photos of a store in packs are named only inside sealed data, so the store
+    /// checks each file's name and that its size is one a sealed stream of its kind can have;
+    /// returns how many files it checked.
+    private func verifyStreams(_ kind: SealedStreamKind, into report: inout VerifyReport) -> Int {
+        let folder = sealedDirectory(kind)
+        let where_ = folder.lastPathComponent
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        var checked = 0
+        for name in names.sorted() {
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path))?[
+                    .size] as? Int64
+            if name.hasPrefix(".tmp-") {
+                report.blindNotes.append("leftover upload \(where_)/\(name) (an interrupted push leaves one)")
+                continue
+            }
+            checked += 1
+            if SHA256Digest(hex: name)?.hex != name || !BlindKeys.isSealedSize(size ?? 0, of: kind) {
+                report.blindProblems.append(
+                    "\(where_)/\(name) is not a sealed \(kind.noun) (\(size.map { "\($0) bytes" } ?? "unreadable")); a push from a trusted node stores it again"
+                )
+            }
+        }
+        return checked
     }
 }

@@ -232,6 +232,22 @@ enum StoreMigrations {
                     CREATE INDEX itemFields_on_joined ON itemFields(key) WHERE fields >= x'0A';
                     """)
         }
+        // Blind stores of packs (Docs/blind-packs-design.md): per blind peer, one row per pack
+        // this node read or wrote: its plaintext size, whether its records were applied here,
+        // and what it holds (`BlindPackIndex`'s bytes, opaque to the store). A row per pack, not
+        // per item: about a thousand at a million items. And the sealed photos a pull found
+        // damaged there, which a push uploads again though a pack names them.
+        migrator.registerMigration("v13-blind-packs") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE blindPack (
+                      peerNode BLOB NOT NULL, id BLOB NOT NULL, plainSize INTEGER NOT NULL,
+                      applied INTEGER NOT NULL DEFAULT 0, contents BLOB NOT NULL,
+                      PRIMARY KEY (peerNode, id)) WITHOUT ROWID;
+                    CREATE TABLE blindDamagedPhoto (
+                      peerNode BLOB NOT NULL, photoID BLOB NOT NULL, PRIMARY KEY (peerNode, photoID)) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

@@ -207,8 +207,9 @@ extension Store {
             try PeerSyncRecord.forget(peer: name, db)
             // What this node kept of a blind peer goes with it: added again, it starts over.
             if let record = try PeerRecord.fetchOne(db, key: name) {
-                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [record.nodeID])
-                try db.execute(sql: "DELETE FROM blindPeerState WHERE peerNode = ?", arguments: [record.nodeID])
+                for table in ["blindMirror", "blindPeerState", "blindPack", "blindDamagedPhoto"] {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE peerNode = ?", arguments: [record.nodeID])
+                }
             }
             return try PeerRecord.deleteOne(db, key: name)
         }

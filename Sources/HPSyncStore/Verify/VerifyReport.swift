@@ -31,6 +31,8 @@ public struct VerifyReport: Sendable, Hashable {
     package var blindProblems: [String] = []
     package var blindNotes: [String] = []
     package var blindEntriesChecked = 0
+    package var blindPacksChecked = 0
+    package var blindPhotosChecked = 0
     /// Store paths group or others can read (a warning: the store is not clean of secrets, but
     /// nothing is damaged), each with its mode.
     package var exposedPaths: [String] = []

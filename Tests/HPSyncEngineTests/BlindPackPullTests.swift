@@ -1,0 +1,148 @@
+import Foundation
+import HPSyncCrypto
+import HPSyncModel
+import HPSyncProtocol
+import HPSyncStore
+import HPSyncTesting
+import Testing
+
+@testable import HPSyncEngine
+
+/// Pulls from and pushes to a blind store in packs over an in-memory pipe, counting the packs
+/// read: a pull reads each pack once, also one whose records this node already had, and a node
+/// never reads back the packs it pushed; a push cut short resumes after its last head.
+@Suite struct BlindPackPullTests {
+    /// The blind store's channel, counting the packs asked for; it fails the session before
+    /// the BlindSetHead numbered `cutAtHead`, as a connection lost there would.
+    final class Counting: MessageChannel {
+        let base: any MessageChannel
+        let cutAtHead: Int?
+        private(set) var packsAsked = 0
+        private var heads = 0
+
+        init(_ base: any MessageChannel, cutAtHead: Int? = nil) {
+            self.base = base
+            self.cutAtHead = cutAtHead
+        }
+
+        func send(_ message: Message) throws {
+            if case .blindGetPhoto(_, .pack) = message { packsAsked += 1 }
+            if case .blindSetHead = message {
+                heads += 1
+                if heads == cutAtHead { throw CocoaError(.fileWriteUnknown) }
+            }
+            try base.send(message)
+        }
+
+        func sendImageChunk(_ bytes: UnsafeRawBufferPointer) throws { try base.sendImageChunk(bytes) }
+        func receive(expecting: String) throws -> IncomingFrame { try base.receive(expecting: expecting) }
+        var bytesSent: Int64 { base.bytesSent }
+        var bytesReceived: Int64 { base.bytesReceived }
+        func limitNextFrame(maxBytes: Int, deadline: ContinuousClock.Instant?) {}
+        func close() { base.close() }
+    }
+
+    /// `node` pulls from or pushes to the blind store `host`; returns the report and the packs read.
+    static func session(
+        _ intent: SyncIntent, _ node: TestNode, host: TestNode, key: InventoryKey, peer: Peer,
+        hooks: EngineTestHooks = .init(), cutAtHead: Int? = nil
+    ) throws -> (report: SyncReport, packsRead: Int, findings: [String]) {
+        try withServedPipe(host.store, for: node.nodeID) { served in
+            let counting = Counting(served.channel(), cutAtHead: cutAtHead)
+            let channel = BlindPeerChannel(
+                remote: counting, store: node.store, key: key, peer: peer, logger: quietLogger, testHooks: hooks)
+            let client = SyncClient(store: node.store, logger: quietLogger)
+            let report =
+                intent == .push
+                ? try client.push(over: channel, serverNodeID: host.nodeID, peerName: peer.name)
+                : try client.pull(over: channel, serverNodeID: host.nodeID, peerName: peer.name)
+            return (report, counting.packsAsked, channel.findings)
+        }
+    }
+
+    @Test func eachPackIsReadOnceAndNeverByTheNodeThatPushedIt() throws {
+        let home = try TestNode("home")
+        let host = try TestNode("host")
+        try host.store.makeBlind()
+        let key = InventoryKey.random()
+        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
+        let restored = try TestNode("restored")
+        for node in [home, restored] {
+            try host.allow(node)
+            try node.store.addPeer(offsite)
+        }
+        for index in 0..<1500 {
+            try home.add("item \(index)", image: index % 500 == 0 ? jpeg(UInt8(index % 250 + 1)) : nil)
+        }
+
+        let pushed = try Self.session(.push, home, host: host, key: key, peer: offsite)
+        #expect(pushed.report.peerCounts.inserted == 1500)
+        #expect(pushed.packsRead == 0)
+        #expect(try host.store.sealedDirectory(.pack).packCount == 2, "1,024 records and 476")
+        #expect(try Self.session(.pull, home, host: host, key: key, peer: offsite).packsRead == 0, "its own")
+
+        let first = try Self.session(.pull, restored, host: host, key: key, peer: offsite)
+        #expect(first.packsRead == 2 && first.findings.isEmpty)
+        #expect(try restored.snapshot() == home.snapshot())
+        #expect(try Self.session(.pull, restored, host: host, key: key, peer: offsite).packsRead == 0)
+
+        // An edit on home: one more pack, which the restored node reads alone.
+        let edited = try home.store.records([home.snapshot()[7].key])[0]
+        _ = try home.store.edit(edited.key, ItemEdit(name: "edited"))
+        #expect(try Self.session(.push, home, host: host, key: key, peer: offsite).report.peerCounts.updated == 1)
+        let next = try Self.session(.pull, restored, host: host, key: key, peer: offsite)
+        #expect(next.packsRead == 1 && next.report.counts.updated == 1)
+        #expect(try restored.snapshot() == home.snapshot())
+
+        // A node that forgot what it read (the peer removed and added again) reads every pack
+        // once more, applies nothing new, and then none again.
+        try restored.store.removePeer(named: "offsite")
+        try restored.store.addPeer(offsite)
+        let again = try Self.session(.pull, restored, host: host, key: key, peer: offsite)
+        #expect(again.packsRead == 3 && again.report.counts.inserted + again.report.counts.updated == 0)
+        #expect(try Self.session(.pull, restored, host: host, key: key, peer: offsite).packsRead == 0)
+    }
+}
+
+extension BlindPackPullTests {
+    /// A push of 3,000 records in packs of 1,024, a head after each pack, cut before its last
+    /// head: the pages whose records the second head names (two of 1,000) are durable, so run
+    /// again it offers only the third page and stores what no named pack holds; a restore then
+    /// has everything.
+    @Test func aPushCutShortResumesAfterItsLastHead() throws {
+        let home = try TestNode("home")
+        let host = try TestNode("host")
+        try host.store.makeBlind()
+        let key = InventoryKey.random()
+        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
+        try host.allow(home)
+        try home.store.addPeer(offsite)
+        for index in 0..<3000 { try home.add("item \(index)") }
+        var hooks = EngineTestHooks()
+        hooks.blindPacksPerHead = 1
+
+        // Heads: open, after pack 1, after pack 2, the last (cut).
+        #expect(throws: (any Error).self) {
+            _ = try Self.session(.push, home, host: host, key: key, peer: offsite, hooks: hooks, cutAtHead: 4)
+        }
+        let resumed = try Self.session(.push, home, host: host, key: key, peer: offsite, hooks: hooks)
+        #expect(resumed.report.peerCounts.entries == 1000, "the third page alone")
+        #expect(resumed.report.peerCounts.inserted == 3000 - 2048, "what the two named packs do not hold")
+
+        let restored = try TestNode("restored")
+        try host.allow(restored)
+        try restored.store.addPeer(offsite)
+        let pulled = try Self.session(.pull, restored, host: host, key: key, peer: offsite)
+        #expect(pulled.findings.isEmpty && pulled.packsRead == 3, "the cut push's third pack is named by no head")
+        #expect(try restored.snapshot() == home.snapshot())
+    }
+}
+
+extension URL {
+    /// The sealed files in this folder (uploads in progress left out).
+    fileprivate var packCount: Int {
+        get throws {
+            try FileManager.default.contentsOfDirectory(atPath: path).filter { !$0.hasPrefix(".") }.count
+        }
+    }
+}
