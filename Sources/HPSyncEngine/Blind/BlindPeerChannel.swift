@@ -133,6 +133,12 @@ public final class BlindPeerChannel: MessageChannel {
             store: store, serverNodeID: peer.nodeID, software: software, maxVersion: testHooks.maxVersion)
         if try holdsPacks(host) {
             try startPacks(hello, host: host)
+        } else if host.version >= ProtocolLimits.blindPacksVersion && hello.intent == .push && !hello.dryRun {
+            // A store of entries behind a host that keeps packs: this push converts it.
+            let lost = try BlindEntryConversion(
+                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger
+            ).run()
+            try startPacks(hello, host: host, findings: lost)
         } else {
             try startEntries(hello, host: host)
         }
@@ -146,7 +152,8 @@ public final class BlindPeerChannel: MessageChannel {
 
     /// Whether the blind store keeps (or will keep) this inventory in packs: a host of version 6
     /// whose head is empty or of format 2. A version-4 store (a head of format 1, or an older
-    /// host) is read and written as entries (Protocol.md 5.8).
+    /// host) is read as entries, and written as entries behind an older host (Protocol.md 5.8);
+    /// a push converts it behind a version-6 host.
     private func holdsPacks(_ host: HelloMessage) throws -> Bool {
         guard host.version >= ProtocolLimits.blindPacksVersion else { return false }
         let served = try remote.head()
@@ -158,14 +165,16 @@ public final class BlindPeerChannel: MessageChannel {
         }
     }
 
-    private func startPacks(_ hello: HelloMessage, host: HelloMessage) throws {
+    /// - Parameter earlier: what a conversion just now could not carry over.
+    private func startPacks(_ hello: HelloMessage, host: HelloMessage, findings earlier: [String] = []) throws {
         let sync = BlindPackSync(
             store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
         let pushing = hello.intent == .push
-        let (catalog, findings) = try sync.run(indexing: pushing)
+        var (catalog, findings) = try sync.run(indexing: pushing)
+        findings = earlier + findings
         if pushing {
             earlyFindings = findings
-            let lost = catalog.unreadable.count + catalog.dropped
+            let lost = catalog.unreadable.count + catalog.dropped + earlier.count
             if lost > 0 && !hello.dryRun {
                 // What those packs held is stored again: everything is offered, and what the
                 // other packs hold is skipped.

@@ -55,7 +55,8 @@ final class BlindPhotoQueue {
             let photo = seal.photo(ref)
             try remote.askPhoto(photo.id)
             let ticket = Ticket(
-                BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: ref, budget: budget))
+                BlindPhotoFetch(store: store, remote: remote, keys: seal.keys, photo: photo, image: ref, budget: budget)
+            )
             asked.append(ticket)
             let key = image.key
             out.photo(key: key, image: ref) { [self] in

@@ -21,6 +21,9 @@ final class BlindServerSession {
     /// Photos uploaded since the last commit: made durable and renamed before the next
     /// BlindPut (or the end of the session), the folder fsynced once for all of them.
     private var uploads: [SealedPhotoUpload] = []
+    /// Whether this session uploaded a pack: its writer keeps the inventory in packs, and a head
+    /// it sets drops the version-4 entries (a store converted, Protocol.md 5.8.7).
+    private var uploadedPack = false
 
     /// What the session did, for the log line and the Done.
     struct Counts {
@@ -82,7 +85,7 @@ final class BlindServerSession {
                 try mayWrite()
                 // A version-6 head names packs uploaded before it: durable first (5.8.4).
                 try commitUploads()
-                if try store.setBlindHead(expected: expected, head) {
+                if try store.setBlindHead(expected: expected, head, droppingEntries: uploadedPack) {
                     try channel.send(.blindPutDone(applied: 1, stale: 0, throughSeq: 0))
                 } else {
                     try channel.send(.blindHead(store.blindHead()))
@@ -160,6 +163,7 @@ final class BlindServerSession {
             throw SyncError.protocolViolation(.violation("a client's BlindPhotoHeader must not set missing"))
         }
         let upload = try SealedPhotoUpload(store: store, id: header.id, size: header.size, kind: header.kind)
+        if header.kind == .pack { uploadedPack = true }
         var left = header.size
         while left > 0 {
             switch try channel.receive(expecting: "IMAGE_CHUNK") {

@@ -60,10 +60,13 @@ extension Store {
     }
 
     /// Replaces the head if its epoch is still `expected`; false (and nothing written) if not.
-    package func setBlindHead(expected: Int64, _ head: BlindHeadMessage) throws -> Bool {
+    /// `droppingEntries`: the head comes from a session that uploaded packs, so it names packs
+    /// and the version-4 entries are read no more (Protocol.md 5.8.7): they go with it.
+    package func setBlindHead(expected: Int64, _ head: BlindHeadMessage, droppingEntries: Bool = false) throws -> Bool {
         try write { db in
             let current = try Int64.fetchOne(db, sql: "SELECT epoch FROM blindHead WHERE one = 1") ?? 0
             guard current == expected, head.epoch > expected else { return false }
+            if droppingEntries { try db.execute(sql: "DELETE FROM blindEntry") }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO blindHead (one, epoch, sealed) VALUES (1, ?, ?)",
                 arguments: [head.epoch, Data(head.sealed)])

@@ -62,7 +62,8 @@ extension Store {
     /// Records the head this node read at a blind peer whose inventory is in packs: the blind
     /// store's ID and the highest epoch seen (durably: it is what catches a rollback), and forgets
     /// the packs the head no longer names. A blind store with another ID than the one recorded
-    /// (made again) starts over: no pack of the old one is kept.
+    /// (made again) starts over: no pack of the old one is kept. The mirror of version-4 entries
+    /// goes (a store converted to packs).
     package func noteBlindPackHead(peer: NodeID, storeID: StoreID, epoch: Int64, naming named: Set<BlindID>) throws {
         let node = Data(peer.bytes)
         try write { db in
@@ -70,8 +71,9 @@ extension Store {
                 db, sql: "SELECT storeID FROM blindPeerState WHERE peerNode = ?", arguments: [node])
             if let old, old != Data(storeID.bytes) {
                 try db.execute(sql: "DELETE FROM blindPack WHERE peerNode = ?", arguments: [node])
-                try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             }
+            // A store in packs has no entries to mirror (one converted from entries had).
+            try db.execute(sql: "DELETE FROM blindMirror WHERE peerNode = ?", arguments: [node])
             try db.execute(
                 sql: """
                     INSERT INTO blindPeerState (peerNode, storeID, throughSeq, epoch) VALUES (?, ?, 0, ?)
