@@ -72,7 +72,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return "peer unreachable or timed out: cannot resolve, connect, or it stopped answering; `serve` or "
                 + "`web` cannot listen (port in use)"
         case .software: return "internal error (a bug) or damaged database (please report it; run `hp-sync verify`)"
-        case .cannotCreate: return "cannot create: the store or an output file exists or cannot be written"
+        case .cannotCreate:
+            return "cannot create: the store or an output file exists or cannot be written, or a blind peer's "
+                + "head can name no more packs"
         case .ioError:
             return "local store or disk error: the disk is full, the store is read-only or not ours to write, "
                 + "or reading or writing it failed (the message names the path)"
@@ -89,9 +91,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return "refused by a safety guard (mass deletion; gc held back by a never-synced peer); nothing "
                 + "beyond the guard's limit applied; override with `--allow-mass-delete` or `gc --force`"
         case .blindPeerDistrusted:
-            return "a blind peer failed a check: sealed data altered, truncated, swapped or replayed (not applied; "
-                + "the rest of the sync was), an older copy than this node saw there (rollback), or entries its "
-                + "head does not name (nothing applied or sent); see README, \"Off-site backup\""
+            return "a blind peer failed a check: sealed data altered, truncated, swapped or replayed, or a pack "
+                + "its head names not served (not applied; the rest of the sync was), an older copy than this "
+                + "node saw there (rollback), or entries its head does not name (nothing applied or sent); see "
+                + "README, \"Off-site backup\""
         }
     }
 
