@@ -146,3 +146,36 @@ extension URL {
         }
     }
 }
+
+extension BlindPackPullTests {
+    /// A head names at most `BlindPackHead.maxPacks` packs: a push that would name one more stops
+    /// with `tooManyPacks` before it names anything, and the head stays as it was.
+    @Test func aPushPastTheLargestHeadStopsWithAClearError() throws {
+        let home = try TestNode("home")
+        let host = try TestNode("host")
+        try host.store.makeBlind()
+        let key = InventoryKey.random()
+        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
+        try host.allow(home)
+        try home.store.addPeer(offsite)
+        // A head naming as many packs as it can, all of them known to home (as if it had read them).
+        var generator = SplitMix64(seed: 26)
+        let packs = (0..<BlindPackHead.maxPacks).map { _ in
+            BlindPackHead.Pack(
+                id: BlindID(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })!, plainSize: 100)
+        }
+        let full = BlindPackHead(epoch: 1, isOpen: false, packs: packs)
+        #expect(try host.store.setBlindHead(expected: 0, full.sealed(keys: BlindKeys(key), store: host.store.storeID)))
+        let empty = BlindPackIndex(entries: []).encoded()
+        try home.store.rememberBlindPacks(
+            packs.map { BlindPackRecord(id: $0.id, plainSize: $0.plainSize, applied: true, contents: empty) },
+            peer: host.nodeID)
+        _ = try home.add("one more")
+
+        #expect(throws: BlindError.tooManyPacks(peer: "offsite", count: BlindPackHead.maxPacks + 1)) {
+            _ = try Self.session(.push, home, host: host, key: key, peer: offsite)
+        }
+        let head = try BlindPackHead.open(try host.store.blindHead(), keys: BlindKeys(key), store: host.store.storeID)
+        #expect(head?.packs == packs, "the head names the same packs (the push's open head at most)")
+    }
+}
