@@ -311,6 +311,19 @@ import Testing
         let again = try restored.run(["pull", "offsite"])
         #expect(again.status == 81)
         #expect(again.stderr.contains("failed authentication"))
+
+        // The finder's push leaves out the altered pack and the pack naming the damaged photo;
+        // home, which holds both, then stores them (and the photo) again; a new node has all.
+        let dropping = try restored.run(["push", "offsite"])
+        #expect(dropping.status == 81, "the altered pack is reported: \(dropping.stderr)")
+        let repaired = try setup.home.run(["push", "offsite"])
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(repaired.text.contains("1 image"), "the photo uploaded again: \(repaired.text)")
+        let fresh = try setup.newNode(name: "fresh")
+        let clean = try fresh.run(["pull", "offsite"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(try Offsite.items(fresh) == Offsite.items(setup.home))
+        #expect(try fresh.run(["verify"]).status == 0)
     }
 
     @Test func rollbackAndWithheldPacksAreDetectedAndNothingOlderIsApplied() throws {

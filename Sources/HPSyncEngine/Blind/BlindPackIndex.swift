@@ -77,6 +77,16 @@ struct BlindPackIndex: Equatable {
         self.entries = entries
     }
 
+    /// Whether the index `bytes` names any of `photos`.
+    static func names(anyOf photos: Set<BlindID>, _ bytes: [UInt8]) -> Bool {
+        var found = false
+        _ = scan(bytes) { record in
+            if let photo = record.photo, photos.contains(photo) { found = true }
+            return !found
+        }
+        return found
+    }
+
     /// One record of an index, read without making its item key (a push reads every pack's).
     struct RawRecord {
         /// The key's 128 bits, as `ItemKey.bits` gives them.

@@ -258,7 +258,9 @@ final class BlindPackSink {
         }
         try setHead(BlindPackHead(epoch: epoch + 1, isOpen: !finished, packs: packs))
         try store.rememberBlindPacks(unnamed, peer: peer.nodeID)
-        try store.clearBlindDamagedPhotos(peer: peer.nodeID, healedPhotos)
+        // Once finished, no pack the head names holds a damaged photo: this push uploaded it
+        // again, or left out the packs that name it.
+        try store.clearBlindDamagedPhotos(peer: peer.nodeID, finished ? damagedPhotos : healedPhotos)
         healedPhotos = []
         named = packs
         unnamed = []

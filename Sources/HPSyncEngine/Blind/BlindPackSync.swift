@@ -37,16 +37,20 @@ struct BlindPackSync {
         try store.noteBlindPackHead(peer: peer.nodeID, storeID: hostStore, epoch: epoch, naming: named)
         var catalog = BlindPackCatalog(head: head, known: [:])
         catalog.dropped = remembered.filter { !named.contains($0.id) }.count
+        guard indexing else {
+            for record in remembered where named.contains(record.id) { catalog.known[record.id] = record }
+            return (catalog, [])
+        }
+        let damagedPhotos = try store.blindDamagedPhotos(peer: peer.nodeID)
         for record in remembered where named.contains(record.id) {
             // A push reads what each pack holds; one whose index is damaged is read again.
-            guard !indexing || catalog.held.add(record.contents) else {
+            guard BlindPackIndex.scan(record.contents, { _ in true }) else {
                 logger.warning("the index of pack \(record.id) of blind peer \(peer.name) is damaged; reading it again")
                 continue
             }
             catalog.known[record.id] = record
         }
         var findings: [String] = []
-        guard indexing else { return (catalog, findings) }
         let reader = BlindPackReader(remote: remote, seal: BlindPackSeal(keys: seal.keys))
         var learned: [BlindPackRecord] = []
         for pack in catalog.packs where catalog.known[pack.id] == nil {
@@ -54,7 +58,6 @@ struct BlindPackSync {
                 let index = BlindPackIndex(try reader.read(pack), seal: seal)
                 let record = BlindPackRecord(
                     id: pack.id, plainSize: pack.plainSize, applied: false, contents: index.encoded())
-                _ = catalog.held.add(record.contents)
                 catalog.known[pack.id] = record
                 learned.append(record)
             } catch let failure as BlindRecordSeal.Failure {
@@ -63,6 +66,17 @@ struct BlindPackSync {
             }
         }
         try store.rememberBlindPacks(learned, peer: peer.nodeID)
+        for (id, record) in catalog.known {
+            // A pack naming a photo a pull found damaged is left out like an unreadable one: a
+            // node that holds its records (and the photo) stores them again.
+            if !damagedPhotos.isEmpty && BlindPackIndex.names(anyOf: damagedPhotos, record.contents) {
+                logger.notice("pack \(id) of blind peer \(peer.name) names a photo found damaged there; leaving it out")
+                catalog.known[id] = nil
+                catalog.unreadable.insert(id)
+            } else {
+                _ = catalog.held.add(record.contents)
+            }
+        }
         return (catalog, findings)
     }
 }
