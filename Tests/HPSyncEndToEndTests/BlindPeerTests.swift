@@ -73,6 +73,23 @@ import Testing
             return node
         }
 
+        /// Repairs the blind store after `finder` found damage there: the finder's push (which
+        /// reports the packs it cannot read: exit 81) leaves the damaged packs out of the head,
+        /// home's push stores what they held again, and a new node restores all of it, clean.
+        /// Returns home's push.
+        func repaired(by finder: BinaryRunner) throws -> BinaryRunner.Result {
+            let dropping = try finder.run(["push", "offsite"])
+            #expect(dropping.status == 81, "the push reports what it could not read: \(dropping.stderr)")
+            let repaired = try home.run(["push", "offsite"])
+            #expect(repaired.status == 0, "\(repaired.stderr)")
+            let fresh = try newNode(name: "fresh")
+            let clean = try fresh.run(["pull", "offsite"])
+            #expect(clean.status == 0, "\(clean.stderr)")
+            #expect(try Offsite.items(fresh) == Offsite.items(home))
+            #expect(try fresh.run(["verify"]).status == 0)
+            return repaired
+        }
+
         /// The blind store's pack files, oldest first.
         func packFiles() throws -> [URL] {
             let folder = offsite.store.appendingPathComponent("packs")
@@ -270,15 +287,8 @@ import Testing
         // The node that found them leaves the refused packs out of the head at its next push
         // (and says so); the node that holds everything then finds its packs gone from the head
         // and stores what they held again. A new node restores all of it.
-        let dropping = try restored.run(["push", "offsite"])
-        #expect(dropping.status == 81, "the push reports what it could not read: \(dropping.stderr)")
-        let repaired = try setup.home.run(["push", "offsite"])
-        #expect(repaired.status == 0, "\(repaired.stderr)")
+        let repaired = try setup.repaired(by: restored)
         #expect(repaired.stderr.contains("stores again"), "\(repaired.stderr)")
-        let fresh = try setup.newNode(name: "fresh")
-        let clean = try fresh.run(["pull", "offsite"])
-        #expect(clean.status == 0, "\(clean.stderr)")
-        #expect(try Offsite.items(fresh) == Offsite.items(setup.home))
     }
 
     @Test func anAlteredPackOrPhotoIsRefusedAloneAndTheRestLands() throws {
@@ -314,16 +324,8 @@ import Testing
 
         // The finder's push leaves out the altered pack and the pack naming the damaged photo;
         // home, which holds both, then stores them (and the photo) again; a new node has all.
-        let dropping = try restored.run(["push", "offsite"])
-        #expect(dropping.status == 81, "the altered pack is reported: \(dropping.stderr)")
-        let repaired = try setup.home.run(["push", "offsite"])
-        #expect(repaired.status == 0, "\(repaired.stderr)")
+        let repaired = try setup.repaired(by: restored)
         #expect(repaired.text.contains("1 image"), "the photo uploaded again: \(repaired.text)")
-        let fresh = try setup.newNode(name: "fresh")
-        let clean = try fresh.run(["pull", "offsite"])
-        #expect(clean.status == 0, "\(clean.stderr)")
-        #expect(try Offsite.items(fresh) == Offsite.items(setup.home))
-        #expect(try fresh.run(["verify"]).status == 0)
     }
 
     @Test func rollbackAndWithheldPacksAreDetectedAndNothingOlderIsApplied() throws {
