@@ -42,41 +42,42 @@ struct BlindPackSync {
             return (catalog, [])
         }
         let damagedPhotos = try store.blindDamagedPhotos(peer: peer.nodeID)
-        for record in remembered where named.contains(record.id) {
-            // A push reads what each pack holds; one whose index is damaged is read again.
-            guard BlindPackIndex.scan(record.contents, { _ in true }) else {
-                logger.warning("the index of pack \(record.id) of blind peer \(peer.name) is damaged; reading it again")
-                continue
+        // Whether the pack goes into this push's view of what the blind store holds: a pack
+        // naming a photo a pull found damaged is left out like an unreadable one, so that a node
+        // holding its records (and the photo) stores them again.
+        func take(_ record: BlindPackRecord) -> Bool {
+            if !damagedPhotos.isEmpty && BlindPackIndex.names(anyOf: damagedPhotos, record.contents) {
+                logger.notice(
+                    "pack \(record.id) of blind peer \(peer.name) names a photo found damaged there; leaving it out")
+                catalog.unreadable.insert(record.id)
+                return false
             }
-            catalog.known[record.id] = record
+            return catalog.held.add(record.contents)
+        }
+        for record in remembered where named.contains(record.id) {
+            if take(record) {
+                catalog.known[record.id] = record
+            } else if !catalog.unreadable.contains(record.id) {
+                // Its index is damaged: the pack is read again below.
+                logger.warning("the index of pack \(record.id) of blind peer \(peer.name) is damaged; reading it again")
+            }
         }
         var findings: [String] = []
         let reader = BlindPackReader(remote: remote, seal: BlindPackSeal(keys: seal.keys))
         var learned: [BlindPackRecord] = []
-        for pack in catalog.packs where catalog.known[pack.id] == nil {
+        for pack in catalog.packs where catalog.known[pack.id] == nil && !catalog.unreadable.contains(pack.id) {
             do {
                 let index = BlindPackIndex(try reader.read(pack), seal: seal)
                 let record = BlindPackRecord(
                     id: pack.id, plainSize: pack.plainSize, applied: false, contents: index.encoded())
-                catalog.known[pack.id] = record
                 learned.append(record)
+                if take(record) { catalog.known[pack.id] = record }
             } catch let failure as BlindRecordSeal.Failure {
                 findings.append("\(failure)")
                 catalog.unreadable.insert(pack.id)
             }
         }
         try store.rememberBlindPacks(learned, peer: peer.nodeID)
-        for (id, record) in catalog.known {
-            // A pack naming a photo a pull found damaged is left out like an unreadable one: a
-            // node that holds its records (and the photo) stores them again.
-            if !damagedPhotos.isEmpty && BlindPackIndex.names(anyOf: damagedPhotos, record.contents) {
-                logger.notice("pack \(id) of blind peer \(peer.name) names a photo found damaged there; leaving it out")
-                catalog.known[id] = nil
-                catalog.unreadable.insert(id)
-            } else {
-                _ = catalog.held.add(record.contents)
-            }
-        }
         return (catalog, findings)
     }
 }

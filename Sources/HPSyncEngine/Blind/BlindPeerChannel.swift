@@ -179,7 +179,7 @@ public final class BlindPeerChannel: MessageChannel {
                 // What those packs held is stored again: everything is offered, and what the
                 // other packs hold is skipped.
                 logger.warning(
-                    "\(lost) packs of blind peer \(peer.name) cannot be read or were left out by a node that could not read them; this push stores again what they could have held"
+                    "blind peer \(peer.name) holds \(lost) packs (or entries being converted) that cannot be read, or name a photo found damaged, or were left out by a node that could not read them; this push stores again what they could have held"
                 )
                 try store.setCheckpoint(CheckpointUpdate(peerStore: host.storeID, direction: .push, seq: 0))
             }
