@@ -55,3 +55,22 @@ import Testing
         }
     }
 }
+
+extension BlindPackIndex {
+    /// Reads what `encoded()` wrote back into entries, through `scan` (what a push reads); nil
+    /// for anything else.
+    init?(decoding bytes: [UInt8]) {
+        var entries: [Entry] = []
+        let valid = Self.scan(bytes) { record in
+            let halves = [record.key.high, record.key.low]
+            let keyBytes = halves.flatMap { half in (0..<8).map { UInt8(truncatingIfNeeded: half >> (56 - 8 * $0)) } }
+            entries.append(
+                Entry(
+                    key: ItemKey(bytes: keyBytes)!, version: record.version, deleted: record.deleted,
+                    mergeDigest: record.mergeDigest, photo: record.photo))
+            return true
+        }
+        guard valid else { return nil }
+        self.init(entries: entries)
+    }
+}

@@ -60,17 +60,26 @@ import Testing
         }
     }
 
-    @Test func eachPackIsReadOnceAndNeverByTheNodeThatPushedIt() throws {
-        let home = try TestNode("home")
+    /// A blind store `host`, the inventory's key, the peer entry for it, and a trusted node
+    /// `home` allowed to write there.
+    static func blindHome() throws -> (home: TestNode, host: TestNode, key: InventoryKey, offsite: Peer) {
         let host = try TestNode("host")
         try host.store.makeBlind()
-        let key = InventoryKey.random()
         let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
-        let restored = try TestNode("restored")
-        for node in [home, restored] {
-            try host.allow(node)
-            try node.store.addPeer(offsite)
-        }
+        return (try node("home", of: host, peer: offsite), host, InventoryKey.random(), offsite)
+    }
+
+    /// A new trusted node that lists the blind store `host` as `peer`, and that the host allows.
+    static func node(_ name: String, of host: TestNode, peer: Peer) throws -> TestNode {
+        let node = try TestNode(name)
+        try host.allow(node)
+        try node.store.addPeer(peer)
+        return node
+    }
+
+    @Test func eachPackIsReadOnceAndNeverByTheNodeThatPushedIt() throws {
+        let (home, host, key, offsite) = try Self.blindHome()
+        let restored = try Self.node("restored", of: host, peer: offsite)
         for index in 0..<1500 {
             try home.add("item \(index)", image: index % 500 == 0 ? jpeg(UInt8(index % 250 + 1)) : nil)
         }
@@ -110,13 +119,7 @@ extension BlindPackPullTests {
     /// again it offers only the third page and stores what no named pack holds; a restore then
     /// has everything.
     @Test func aPushCutShortResumesAfterItsLastHead() throws {
-        let home = try TestNode("home")
-        let host = try TestNode("host")
-        try host.store.makeBlind()
-        let key = InventoryKey.random()
-        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
-        try host.allow(home)
-        try home.store.addPeer(offsite)
+        let (home, host, key, offsite) = try Self.blindHome()
         for index in 0..<3000 { try home.add("item \(index)") }
         var hooks = EngineTestHooks()
         hooks.blindPacksPerHead = 1
@@ -129,9 +132,7 @@ extension BlindPackPullTests {
         #expect(resumed.report.peerCounts.entries == 1000, "the third page alone")
         #expect(resumed.report.peerCounts.inserted == 3000 - 2048, "what the two named packs do not hold")
 
-        let restored = try TestNode("restored")
-        try host.allow(restored)
-        try restored.store.addPeer(offsite)
+        let restored = try Self.node("restored", of: host, peer: offsite)
         let pulled = try Self.session(.pull, restored, host: host, key: key, peer: offsite)
         #expect(pulled.findings.isEmpty && pulled.packsRead == 3, "the cut push's third pack is named by no head")
         #expect(try restored.snapshot() == home.snapshot())
@@ -151,13 +152,7 @@ extension BlindPackPullTests {
     /// A head names at most `BlindPackHead.maxPacks` packs: a push that would name one more stops
     /// with `tooManyPacks` before it names anything, and the head stays as it was.
     @Test func aPushPastTheLargestHeadStopsWithAClearError() throws {
-        let home = try TestNode("home")
-        let host = try TestNode("host")
-        try host.store.makeBlind()
-        let key = InventoryKey.random()
-        let offsite = Peer(name: "offsite", nodeID: host.nodeID, permission: .readWrite, blind: true)
-        try host.allow(home)
-        try home.store.addPeer(offsite)
+        let (home, host, key, offsite) = try Self.blindHome()
         // A head naming as many packs as it can, all of them known to home (as if it had read them).
         var generator = SplitMix64(seed: 26)
         let packs = (0..<BlindPackHead.maxPacks).map { _ in

@@ -61,22 +61,6 @@ struct BlindPackIndex: Equatable {
         return bytes
     }
 
-    /// Reads what `encoded()` wrote; nil for anything else (the store's own bytes: a mismatch is
-    /// damage, and the pack is indexed again from the blind store).
-    init?(decoding bytes: [UInt8]) {
-        var entries: [Entry] = []
-        let valid = Self.scan(bytes) { record in
-            guard let key = ItemKey(bytes: record.keyBytes) else { return false }
-            entries.append(
-                Entry(
-                    key: key, version: record.version, deleted: record.deleted, mergeDigest: record.mergeDigest,
-                    photo: record.photo))
-            return true
-        }
-        guard valid else { return nil }
-        self.entries = entries
-    }
-
     /// Whether the index `bytes` names any of `photos`.
     static func names(anyOf photos: Set<BlindID>, _ bytes: [UInt8]) -> Bool {
         var found = false
@@ -91,7 +75,6 @@ struct BlindPackIndex: Equatable {
     struct RawRecord {
         /// The key's 128 bits, as `ItemKey.bits` gives them.
         var key: (high: UInt64, low: UInt64)
-        var keyBytes: ArraySlice<UInt8>
         var version: Version
         var deleted: Bool
         var mergeDigest: UInt64
@@ -120,7 +103,6 @@ struct BlindPackIndex: Equatable {
         }
         guard let count = integer(4), bytes.count - offset >= Int(count) * Self.entryBytes else { return false }
         for _ in 0..<count {
-            let keyStart = offset
             guard let high = integer(8), let low = integer(8), let stamp = integer(8), stamp > 0,
                 let origin = integer(2), Int(origin) < origins.count, let flags = integer(1), flags <= 3,
                 let digest = integer(8)
@@ -132,7 +114,7 @@ struct BlindPackIndex: Equatable {
                 offset += BlindID.byteCount
             }
             let record = RawRecord(
-                key: (high, low), keyBytes: bytes[keyStart..<keyStart + 16],
+                key: (high, low),
                 version: Version(stamp: VersionStamp(rawValue: stamp), origin: origins[Int(origin)]),
                 deleted: flags & 1 == 1, mergeDigest: digest, photo: photo)
             guard visit(record) else { return false }

@@ -3,7 +3,6 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
-import Logging
 
 /// The sink side of a push to a blind store whose inventory is in packs, played locally
 /// (`BlindPeerChannel`, `Docs/blind-packs-design.md`): of each page the local source offers it
@@ -24,7 +23,6 @@ final class BlindPackSink {
     private let hostStore: StoreID
     private let out: BlindOutbox
     private let dryRun: Bool
-    private let logger: Logger
     private var epoch: Int64
     private var opened = false
     /// The head names packs that could not be read: this push's head leaves them out, even if
@@ -64,7 +62,7 @@ final class BlindPackSink {
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox, logger: Logger,
+        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox,
         packsPerHead: Int = packsPerHead
     ) {
         self.packsPerHead = packsPerHead
@@ -77,7 +75,6 @@ final class BlindPackSink {
         self.epoch = catalog.epoch
         self.dryRun = dryRun
         self.out = out
-        self.logger = logger
         held = catalog.held
         heldPhotos = catalog.held.photos.subtracting(damagedPhotos)
         self.damagedPhotos = damagedPhotos

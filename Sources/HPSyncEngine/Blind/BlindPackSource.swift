@@ -3,7 +3,6 @@ import HPSyncCrypto
 import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
-import Logging
 
 /// The source side of a pull from a blind store whose inventory is in packs, played locally
 /// (`BlindPeerChannel`, `Docs/blind-packs-design.md`): every pack the head names and this node
@@ -22,7 +21,6 @@ final class BlindPackSource {
     private let peer: Peer
     private let hostStore: StoreID
     private let out: BlindOutbox
-    private let logger: Logger
     private let photos: BlindPhotoQueue
     /// The packs the head names that this node has not applied, in the head's order.
     private let pending: [BlindPackHead.Pack]
@@ -40,7 +38,7 @@ final class BlindPackSource {
 
     init(
         store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, findings: [String], out: BlindOutbox, logger: Logger
+        catalog: BlindPackCatalog, findings: [String], out: BlindOutbox
     ) {
         self.store = store
         self.remote = remote
@@ -49,7 +47,6 @@ final class BlindPackSource {
         self.peer = peer
         self.hostStore = hostStore
         self.out = out
-        self.logger = logger
         self.findings = findings
         photos = BlindPhotoQueue(store: store, remote: remote, seal: seal, out: out)
         pending = catalog.packs.filter { catalog.known[$0.id]?.applied != true }

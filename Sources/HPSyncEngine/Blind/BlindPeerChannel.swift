@@ -135,9 +135,9 @@ public final class BlindPeerChannel: MessageChannel {
             try startPacks(hello, host: host)
         } else if host.version >= ProtocolLimits.blindPacksVersion && hello.intent == .push && !hello.dryRun {
             // A store of entries behind a host that keeps packs: this push converts it.
-            let lost = try BlindEntryConversion(
+            let lost = try BlindMirrorSync(
                 store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger
-            ).run()
+            ).convertToPacks()
             try startPacks(hello, host: host, findings: lost)
         } else {
             try startEntries(hello, host: host)
@@ -187,12 +187,12 @@ public final class BlindPeerChannel: MessageChannel {
                 BlindPackSink(
                     store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
                     damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID), dryRun: hello.dryRun, out: out,
-                    logger: logger, packsPerHead: testHooks.blindPacksPerHead))
+                    packsPerHead: testHooks.blindPacksPerHead))
         } else {
             side = .packSource(
                 BlindPackSource(
                     store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
-                    findings: findings, out: out, logger: logger))
+                    findings: findings, out: out))
         }
     }
 

@@ -97,21 +97,13 @@ final class BlindSource {
         var learned: [(entry: BlindEntry, key: ItemKey, deleted: Bool, mergeDigest: UInt64)] = []
         var damaged: [BlindEntry] = []
         for chunk in needed.chunked(ProtocolLimits.maxBlindObjects) {
-            let objects = try remote.get(Array(chunk.map(\.entry.id)))
-            for row in chunk {
-                guard let object = objects[row.entry.id], object.entry.version == row.entry.version,
-                    object.entry.photo == row.entry.photo
-                else {
-                    findings.append("record \(row.entry.id) (seq \(row.entry.seq)) was listed but not served as listed")
-                    damaged.append(row.entry)
-                    continue
-                }
-                do {
-                    let item = try seal.open(object)
+            for (row, result) in try remote.openListed(Array(chunk), seal: seal) {
+                switch result {
+                case .success(let item):
                     opened[item.key] = item
                     learned.append((row.entry, item.key, item.deleted, item.mergeDigest))
-                } catch {
-                    findings.append("\(error)")
+                case .failure(let failure):
+                    findings.append("\(failure)")
                     damaged.append(row.entry)
                 }
             }

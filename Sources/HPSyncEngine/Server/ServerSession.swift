@@ -135,7 +135,11 @@ public final class ServerSession {
         let decision = ServerHandshake.decide(
             hello: hello, certificateNodeID: certificateNodeID, peer: peer, serverNodeID: store.nodeID,
             serverStoreID: store.storeID, software: software, clockMilliseconds: store.nowMilliseconds(),
-            serverIsBlind: isBlind, blindHoldsPacks: isBlind && store.holdsSealedPacks)
+            serverIsBlind: isBlind,
+            // Only a node too old to read packs needs the answer: the packs folder is not listed
+            // for every other session.
+            blindHoldsPacks: isBlind && hello.intent == .blind
+                && hello.maxVersion < ProtocolLimits.blindPacksVersion && store.holdsSealedPacks)
         switch decision {
         case .accept(var reply):
             if let refusal = admit(certificateNodeID) {
