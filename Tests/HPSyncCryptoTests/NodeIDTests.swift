@@ -20,6 +20,27 @@ import Testing
         #expect(id.description == "AAAQEAY-EAUDAOB-CAJBIFQ-YDIOB4B-IBCEQTC-QKRMFYX-YDENBWH-A5DYPQG")
     }
 
+    /// The merge rule's tie-break: nodes order by their bytes, the first byte that differs
+    /// deciding, as unsigned values; a node is never below itself, even as another copy.
+    @Test func ordersByTheFirstDifferingByte() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2_000 {
+            let left = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var right = left
+            // Differ at one position (or nowhere, every tenth round), high bytes included.
+            if round % 10 != 0 { right[Int.random(in: 0..<32)] = UInt8.random(in: 0...255) }
+            let one = try #require(NodeID(bytes: left))
+            let other = try #require(NodeID(bytes: right))
+            #expect((one < other) == left.lexicographicallyPrecedes(right))
+            #expect((other < one) == right.lexicographicallyPrecedes(left))
+            #expect(!(one < NodeID(bytes: left)!))
+        }
+        let low = try #require(NodeID(bytes: [0x7F] + Array(repeating: 0xFF, count: 31)))
+        let high = try #require(NodeID(bytes: [0x80] + Array(repeating: 0, count: 31)))
+        #expect(low < high)
+        #expect(!(high < low))
+    }
+
     @Test func rejectsTypos() throws {
         let text = NodeID(certificateDER: [1, 2, 3]).description
         var chars = Array(text)

@@ -8,13 +8,8 @@ import Logging
 /// there (rollback), and when the last push finished, the mirror must hold exactly the entries
 /// that push sealed into the head (withheld, added or replaced entries). Nothing is applied or
 /// sent before this passes.
-struct BlindMirrorSync {
-    let store: Store
-    let remote: BlindRemote
-    let seal: BlindRecordSeal
-    let peer: Peer
-    let hostStore: StoreID
-    let logger: Logger
+struct BlindMirrorSync: BlindPeerPart {
+    let context: BlindPeerContext
 
     /// What the check found: the head's epoch (0: none) and whether the last push finished.
     struct Outcome {

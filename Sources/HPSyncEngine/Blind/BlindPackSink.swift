@@ -14,13 +14,9 @@ import HPSyncStore
 /// readers go on reading them. Every `packsPerHead` packs, and at the end, a new head names the
 /// packs uploaded so far; only then are the pages whose records they hold acknowledged as
 /// durable, so a push cut short resumes after the last head and re-sends nothing before it.
-final class BlindPackSink {
-    private let store: Store
-    private let remote: BlindRemote
-    private let seal: BlindRecordSeal
+final class BlindPackSink: BlindPeerPart {
+    let context: BlindPeerContext
     private let packSeal: BlindPackSeal
-    private let peer: Peer
-    private let hostStore: StoreID
     private let out: BlindOutbox
     private let dryRun: Bool
     private var epoch: Int64
@@ -61,17 +57,12 @@ final class BlindPackSink {
     static let packsPerHead = 16
 
     init(
-        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool, out: BlindOutbox,
-        packsPerHead: Int = packsPerHead
+        context: BlindPeerContext, catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool,
+        out: BlindOutbox, packsPerHead: Int = packsPerHead
     ) {
+        self.context = context
         self.packsPerHead = packsPerHead
-        self.store = store
-        self.remote = remote
-        self.seal = seal
-        self.packSeal = BlindPackSeal(keys: seal.keys)
-        self.peer = peer
-        self.hostStore = hostStore
+        self.packSeal = BlindPackSeal(keys: context.seal.keys)
         self.epoch = catalog.epoch
         self.dryRun = dryRun
         self.out = out

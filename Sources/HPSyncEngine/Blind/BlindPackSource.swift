@@ -13,13 +13,9 @@ import HPSyncStore
 /// The entries are numbered on from the sink's checkpoint, a pack's entries in a row; a pack is
 /// marked applied once the sink says every entry of it is durably applied and none was held
 /// back. A pack that is not served or does not open is left out and reported; the rest lands.
-final class BlindPackSource {
-    private let store: Store
-    private let remote: BlindRemote
-    private let seal: BlindRecordSeal
+final class BlindPackSource: BlindPeerPart {
+    let context: BlindPeerContext
     private let reader: BlindPackReader
-    private let peer: Peer
-    private let hostStore: StoreID
     private let out: BlindOutbox
     private let photos: BlindPhotoQueue
     /// The packs the head names that this node has not applied, in the head's order.
@@ -36,19 +32,12 @@ final class BlindPackSource {
     /// What was not served or failed authentication (reported when the session ends).
     private(set) var findings: [String]
 
-    init(
-        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID,
-        catalog: BlindPackCatalog, findings: [String], out: BlindOutbox
-    ) {
-        self.store = store
-        self.remote = remote
-        self.seal = seal
-        self.reader = BlindPackReader(remote: remote, seal: BlindPackSeal(keys: seal.keys))
-        self.peer = peer
-        self.hostStore = hostStore
+    init(context: BlindPeerContext, catalog: BlindPackCatalog, findings: [String], out: BlindOutbox) {
+        self.context = context
+        self.reader = BlindPackReader(remote: context.remote, seal: BlindPackSeal(keys: context.seal.keys))
         self.out = out
         self.findings = findings
-        photos = BlindPhotoQueue(store: store, remote: remote, seal: seal, out: out)
+        photos = BlindPhotoQueue(store: context.store, remote: context.remote, seal: context.seal, out: out)
         pending = catalog.packs.filter { catalog.known[$0.id]?.applied != true }
     }
 

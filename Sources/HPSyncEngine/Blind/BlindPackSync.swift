@@ -10,13 +10,8 @@ import Logging
 /// this node does not know yet, so it stores only what the blind store lacks; a pack that cannot
 /// be read is left out of the push's head, and a node that finds packs it knew left out stores
 /// everything they could have held again (`BlindPeerChannel`).
-struct BlindPackSync {
-    let store: Store
-    let remote: BlindRemote
-    let seal: BlindRecordSeal
-    let peer: Peer
-    let hostStore: StoreID
-    let logger: Logger
+struct BlindPackSync: BlindPeerPart {
+    let context: BlindPeerContext
 
     /// The catalog of the blind store, and what failed authentication or was not served.
     func run(indexing: Bool) throws -> (catalog: BlindPackCatalog, findings: [String]) {

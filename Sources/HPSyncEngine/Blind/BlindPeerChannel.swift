@@ -135,9 +135,7 @@ public final class BlindPeerChannel: MessageChannel {
             try startPacks(hello, host: host)
         } else if host.version >= ProtocolLimits.blindPacksVersion && hello.intent == .push && !hello.dryRun {
             // A store of entries behind a host that keeps packs: this push converts it.
-            let lost = try BlindMirrorSync(
-                store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger
-            ).convertToPacks()
+            let lost = try BlindMirrorSync(context: context(host)).convertToPacks()
             try startPacks(hello, host: host, findings: lost)
         } else {
             try startEntries(hello, host: host)
@@ -167,8 +165,8 @@ public final class BlindPeerChannel: MessageChannel {
 
     /// - Parameter earlier: what a conversion just now could not carry over.
     private func startPacks(_ hello: HelloMessage, host: HelloMessage, findings earlier: [String] = []) throws {
-        let sync = BlindPackSync(
-            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
+        let context = context(host)
+        let sync = BlindPackSync(context: context)
         let pushing = hello.intent == .push
         var (catalog, findings) = try sync.run(indexing: pushing)
         findings = earlier + findings
@@ -185,31 +183,27 @@ public final class BlindPeerChannel: MessageChannel {
             }
             side = .packSink(
                 BlindPackSink(
-                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
-                    damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID), dryRun: hello.dryRun, out: out,
-                    packsPerHead: testHooks.blindPacksPerHead))
+                    context: context, catalog: catalog, damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID),
+                    dryRun: hello.dryRun, out: out, packsPerHead: testHooks.blindPacksPerHead))
         } else {
             side = .packSource(
-                BlindPackSource(
-                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, catalog: catalog,
-                    findings: findings, out: out))
+                BlindPackSource(context: context, catalog: catalog, findings: findings, out: out))
         }
     }
 
     private func startEntries(_ hello: HelloMessage, host: HelloMessage) throws {
-        let mirror = BlindMirrorSync(
-            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
-        let checked = try mirror.run()
+        let context = context(host)
+        let checked = try BlindMirrorSync(context: context).run()
         if hello.intent == .pull {
-            side = .source(
-                try BlindSource(
-                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, out: out,
-                    logger: logger))
+            side = .source(try BlindSource(context: context, out: out))
         } else {
-            side = .sink(
-                BlindSink(
-                    store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, epoch: checked.epoch,
-                    dryRun: hello.dryRun, out: out, logger: logger))
+            side = .sink(BlindSink(context: context, epoch: checked.epoch, dryRun: hello.dryRun, out: out))
         }
+    }
+
+    /// The session's context once the blind store's Hello said which store it keeps.
+    private func context(_ host: HelloMessage) -> BlindPeerContext {
+        BlindPeerContext(
+            store: store, remote: remote, seal: seal, peer: peer, hostStore: host.storeID, logger: logger)
     }
 }

@@ -11,15 +11,10 @@ import Logging
 /// the greater version, so a state that took in an older one's fields keeps its version), seals them, uploads the photos it does not hold yet, stores the sealed records, and
 /// acknowledges the page as durable. The first write opens a new head epoch; the end of a push
 /// that wrote seals a finished head naming every entry the blind store now holds.
-final class BlindSink {
-    private let store: Store
-    private let remote: BlindRemote
-    private let seal: BlindRecordSeal
-    private let peer: Peer
-    private let hostStore: StoreID
+final class BlindSink: BlindPeerPart {
+    let context: BlindPeerContext
     private let out: BlindOutbox
     private let dryRun: Bool
-    private let logger: Logger
     private var epoch: Int64
     private var opened = false
     private var counts = ChangeCounts()
@@ -52,19 +47,11 @@ final class BlindSink {
 
     private typealias Known = (version: Version, key: ItemKey, deleted: Bool, mergeDigest: UInt64)
 
-    init(
-        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, epoch: Int64,
-        dryRun: Bool, out: BlindOutbox, logger: Logger
-    ) {
-        self.store = store
-        self.remote = remote
-        self.seal = seal
-        self.peer = peer
-        self.hostStore = hostStore
+    init(context: BlindPeerContext, epoch: Int64, dryRun: Bool, out: BlindOutbox) {
+        self.context = context
         self.epoch = epoch
         self.dryRun = dryRun
         self.out = out
-        self.logger = logger
     }
 
     func handle(_ message: Message) throws {

@@ -10,13 +10,8 @@ import Logging
 /// fetches from the blind store and opens, so the sink applies them by the ordinary rules (the
 /// merge, the clock guard, the mass-deletion guard, the trash) exactly as from a trusted peer.
 /// A record or photo whose seal is broken is left out and reported; the rest of the pull lands.
-final class BlindSource {
-    private let store: Store
-    private let remote: BlindRemote
-    private let seal: BlindRecordSeal
-    private let peer: Peer
-    private let logger: Logger
-    private let hostStore: StoreID
+final class BlindSource: BlindPeerPart {
+    let context: BlindPeerContext
     private let out: BlindOutbox
     /// Records opened for the page in flight, by key: what FetchRecords will ask for.
     private var opened: [ItemKey: Item] = [:]
@@ -28,20 +23,12 @@ final class BlindSource {
     private(set) var findings: [String] = []
     private let photos: BlindPhotoQueue
 
-    init(
-        store: Store, remote: BlindRemote, seal: BlindRecordSeal, peer: Peer, hostStore: StoreID, out: BlindOutbox,
-        logger: Logger
-    ) throws {
-        self.store = store
-        self.remote = remote
-        self.seal = seal
-        self.peer = peer
-        self.hostStore = hostStore
+    init(context: BlindPeerContext, out: BlindOutbox) throws {
+        self.context = context
         self.out = out
-        self.logger = logger
-        photos = BlindPhotoQueue(store: store, remote: remote, seal: seal, out: out)
+        photos = BlindPhotoQueue(store: context.store, remote: context.remote, seal: context.seal, out: out)
         // Damage found before stays reported until a push stores a good copy.
-        findings = try store.blindDamagedRows(peer: peer.nodeID).map {
+        findings = try context.store.blindDamagedRows(peer: context.peer.nodeID).map {
             "record \($0.entry.id) (seq \($0.entry.seq)) failed authentication before and was not stored again since"
         }
     }
