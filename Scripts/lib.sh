@@ -77,6 +77,19 @@ ensure_browser_test_dependencies() {
     fi
 }
 
+# What the independent blind restore (Tests/Interop/run-blind-restore.sh) needs: Python's
+# cryptography package (ChaCha20-Poly1305, HKDF), Debian's or else from PyPI for the python3 on
+# PATH. Without it that one interop test is skipped, saying why.
+ensure_interop_dependencies() {
+    python3 -c 'import cryptography' 2>/dev/null && return 0
+    command -v apt-get >/dev/null && apt_install_missing python3-cryptography python3-pip
+    python3 -c 'import cryptography' 2>/dev/null && return 0
+    echo "installing: cryptography (PyPI)" >&2
+    python3 -m pip install --quiet cryptography >&2 \
+        || python3 -m pip install --quiet --break-system-packages cryptography >&2 \
+        || echo "could not install Python's cryptography: the blind restore interop test is skipped" >&2
+}
+
 # What the memory check needs: Valgrind, and objcopy (binutils) to give it a binary without the
 # DWARF 5 it cannot read. Returns 1, saying why, where it cannot run.
 ensure_memcheck_dependencies() {

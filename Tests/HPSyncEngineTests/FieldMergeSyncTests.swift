@@ -4,6 +4,7 @@ import HPSyncModel
 import HPSyncProtocol
 import HPSyncStore
 import HPSyncTesting
+import HPSyncTransfer
 import Testing
 
 @testable import HPSyncEngine
@@ -118,6 +119,98 @@ import Testing
         #expect(sent.mergeFields == read.mergeFields)
         #expect(sent == read)
         #expect(sent.mergeState == state)
+    }
+
+    /// A session of an older version is exactly that version's (Protocol.md 9, 5.9 "Older
+    /// peers"): no merge digest in the manifest, and every record a whole record or a tombstone
+    /// without fields, even from a store whose items hold field versions, conflicts and the
+    /// fields a tombstone keeps. (An independent client found both on the wire of version-1 and
+    /// version-4 sessions.)
+    @Test func anOlderSessionCarriesNoFieldMergeData() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 1)
+        let amp = try laptop.add("Amp", value: 1)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.edit(guitar.key, ItemEdit(name: "Fender"))
+        _ = try laptop.store.edit(amp.key, ItemEdit(valueInDollars: 2))
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(name: "Gibson"))
+        _ = try desktop.store.edit(amp.key, ItemEdit(name: "Marshall"))
+        try Sync.pull(laptop, from: desktop)
+        clock.advance(milliseconds: 10)
+        _ = try laptop.store.delete([amp.key])
+        #expect(try laptop.store.conflictCount() == 1)
+        #expect(try laptop.store.mergeState(amp.key) != nil, "the tombstone keeps its fields")
+        let old = try TestNode("old", clock: clock)
+        try laptop.allow(old)
+        var digests: [UInt64] = []
+        var withFields: [ItemKey] = []
+        var records = 0
+        _ = try Sync.session(old, laptop, .pipe) { channel in
+            var hooks = EngineTestHooks()
+            hooks.maxVersion = 4
+            let observed = ObservingChannel(channel) { frame in
+                guard case .message(let message) = frame else { return }
+                switch message {
+                case .manifestPage(let page): digests += page.entries.map(\.mergeDigest)
+                case .records(let items):
+                    records += items.count
+                    withFields += items.filter { $0.mergeFields != nil || $0.joined }.map(\.key)
+                default: break
+                }
+            }
+            return try SyncClient(store: old.store, logger: quietLogger, testHooks: hooks).pull(
+                over: observed, serverNodeID: laptop.nodeID, peerName: laptop.name)
+        } wrap: {
+            $0
+        }
+        #expect(records == 1, "the tombstone comes with the manifest")
+        #expect(digests.count == 2 && digests.allSatisfy { $0 == 0 }, "\(digests)")
+        #expect(withFields.isEmpty, "\(withFields)")
+        #expect(try old.store.item(guitar.key)?.name == laptop.store.item(guitar.key)?.name)
+        #expect(try old.store.item(amp.key)?.deleted == true)
+    }
+
+    /// A CSV row (which names no version) is a local edit of the cells it changes, on the store's
+    /// own versions of those fields: a date changed in a spreadsheet and a value set on another
+    /// node both survive, with no clash; and a row that revives a deleted item edits each field on
+    /// the version its deletion kept, so a concurrent edit elsewhere is a clash that is listed,
+    /// not lost. (An independent client found both imported as whole records, bases unknown.)
+    @Test func aCSVRowEditsOnlyTheCellsItChanges() throws {
+        let (laptop, desktop, clock) = try pair()
+        let guitar = try laptop.add("Guitar", value: 100)
+        let amp = try laptop.add("Amp", value: 50)
+        try Sync.pull(desktop, from: laptop)
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(guitar.key, ItemEdit(valueInDollars: 121))
+        _ = try laptop.store.delete([amp.key])
+        clock.advance(milliseconds: 10)
+        _ = try desktop.store.edit(amp.key, ItemEdit(name: "Marshall"))
+        clock.advance(milliseconds: 10)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rows-\(UUID().uuidString).csv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let date = DateText.iso8601(milliseconds: 1_700_000_000_000)
+        try """
+        key,name,dateCreated,valueInDollars
+        \(guitar.key.rawValue),Guitar,\(date),100
+        \(amp.key.rawValue),Amp head,\(date),50
+
+        """.write(to: file, atomically: true, encoding: .utf8)
+        _ = try laptop.store.importCSV(from: file, imagesDirectory: nil)
+        try Sync.pull(laptop, from: desktop)
+        try Sync.pull(desktop, from: laptop)
+        for node in [laptop, desktop] {
+            let item = try #require(try node.store.item(guitar.key))
+            #expect(item.valueInDollars == 121, "the other node's value survives on \(node.name)")
+            #expect(item.dateCreatedMilliseconds == 1_700_000_000_000)
+            let revived = try #require(try node.store.item(amp.key))
+            #expect(!revived.deleted)
+            #expect(revived.name == "Amp head", "the later edit wins on \(node.name)")
+            let conflicts = try node.store.conflicts()
+            #expect(conflicts.map(\.key) == [amp.key], "\(conflicts)")
+            #expect(conflicts.first?.field == .name)
+        }
     }
 
     /// A peer of version 4 merges whole records: the newer record wins, as before field merge.

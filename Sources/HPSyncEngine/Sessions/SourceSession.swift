@@ -81,6 +81,9 @@ final class SourceSession {
             try checkNoCollection(since: horizon, cursor: cursor)
             var page = next.page
             page.reconcileHorizon = start.horizon
+            if !mergesFields {
+                for index in page.entries.indices { page.entries[index].mergeDigest = 0 }
+            }
             if let counts = next.counts {
                 (page.entriesAhead, page.tombstonesAhead, page.imageBytesAhead) =
                     (counts.entries, counts.tombstones, counts.imageBytes)
@@ -95,7 +98,10 @@ final class SourceSession {
                 let message = try channel.receiveMessage(expecting: "FetchRecords, FetchImages or PageDone")
                 switch try machine.received(message) {
                 case .sendRecords(let keys):
-                    let records = try records(keys, readWith: next.records)
+                    var records = try records(keys, readWith: next.records)
+                    if !mergesFields {
+                        for index in records.indices { records[index].mergeFields = nil }
+                    }
                     try channel.send(.records(records))
                     report.recordsTransferred += records.count
                 case .sendImages(let wanted):
@@ -113,6 +119,11 @@ final class SourceSession {
             }
         }
     }
+
+    /// Whether the sink merges fields (Protocol.md 5.9). An older sink's session is exactly its
+    /// version's (section 9): manifest entries without merge digests, and each item as a whole
+    /// record, its fields' winners at its version, or a tombstone without fields.
+    private var mergesFields: Bool { version >= ProtocolLimits.fieldMergeVersion }
 
     private func acknowledgement(_ durable: Int64?, _ counts: ChangeCounts, report: SyncReport) -> Acknowledgement {
         Acknowledgement(

@@ -85,6 +85,16 @@ public struct ItemMergeState: Hashable, Sendable {
             image: photo.winner?.value ?? nil, version: version)
     }
 
+    /// The item its fields' winners show, deleted or not: what a revival that sets no field
+    /// would bring back. Nil when no field holds anything (a tombstone without fields).
+    public var fieldsShown: Item? {
+        guard let version = fieldVersion else { return nil }
+        return Item(
+            key: key, name: name.winner?.value ?? "", serialNumber: serialNumber.winner?.value ?? nil,
+            valueInDollars: valueInDollars.winner?.value ?? 0, dateCreatedMilliseconds: dateCreated.winner?.value ?? 0,
+            image: photo.winner?.value ?? nil, version: version)
+    }
+
     /// Whether the state says no more than a whole record: every field's only candidate at the
     /// item's version with its base unknown (or no fields at all, for a tombstone). Most items
     /// of a store are in this state, which needs nothing beyond the record to store or send.

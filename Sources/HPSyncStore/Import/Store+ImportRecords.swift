@@ -10,10 +10,14 @@ package struct ImportRecord: Sendable {
     /// The export says it left the image file out on purpose: a missing file is recorded as
     /// missing instead of refusing the import.
     package var imageLeftOut: Bool
+    /// The file named no version: `item.version` is a local stamp, and the row is a local edit
+    /// of the fields it changes (`IncomingRecord.isLocalEdit`).
+    package var isLocalEdit: Bool
 
-    package init(item: Item, imageLeftOut: Bool) {
+    package init(item: Item, imageLeftOut: Bool, isLocalEdit: Bool = false) {
         self.item = item
         self.imageLeftOut = imageLeftOut
+        self.isLocalEdit = isLocalEdit
     }
 }
 
@@ -36,6 +40,7 @@ extension Store {
             for record in batch {
                 let item = record.item
                 var incoming = IncomingRecord(item: item)
+                incoming.isLocalEdit = record.isLocalEdit
                 if let ref = item.image, !item.deleted {
                     let local = localImageByKey[item.key]
                     let wins = local.map { item.version > $0.version } ?? true

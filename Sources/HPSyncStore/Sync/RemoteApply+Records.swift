@@ -23,6 +23,12 @@ package struct IncomingRecord: Sendable {
     /// false for a peer that merges whole records: it replaces the store's version only when
     /// newer, as before field merge.
     package var joinsFields = false
+    /// An import row that named no version, stamped here (`reserveLocalStamps`): a local edit
+    /// of the fields it changes, each on the store's own version of that field (Protocol.md
+    /// 5.9 "Local edits"), rather than a whole record whose unknown bases would make it dominate
+    /// a concurrent edit of another field made elsewhere. A deleted item it revives takes every
+    /// field from it, each on the field's version the deletion kept.
+    package var isLocalEdit = false
     /// With `joinsFields`, the record's merge state when it says more than the record (nil for
     /// a whole record, which joins as one). Setting it sets `joinsFields`.
     package var mergeState: ItemMergeState? {

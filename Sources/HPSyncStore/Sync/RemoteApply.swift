@@ -139,7 +139,18 @@ struct RemoteApply {
                 // records join as the record-level rule below says, without building states; a
                 // tombstone that deletes a live item keeps its fields, and so does one that meets an
                 // older live version.
-                if record.joinsFields, let local,
+                if record.isLocalEdit, !item.deleted, let local {
+                    // Stamped here above every version, so it always applies.
+                    let state = try Store.locallyEdited(
+                        db, local, item: item, edit: FieldEdit(from: try local.item(), to: item))
+                    guard state.version == item.version else {
+                        result.skipped.append(key)
+                        continue
+                    }
+                    stored = StoredMergeState(state)
+                    item = state.item
+                    written = state
+                } else if record.joinsFields, let local,
                     record.mergeState != nil || local.fields != nil || item.deleted != local.deleted
                 {
                     guard let join = try Self.join(db, record, item, local: local, received: stored) else {

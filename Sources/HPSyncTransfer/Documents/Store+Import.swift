@@ -50,7 +50,9 @@ extension Store {
         for exported in batch {
             let version = exported.versionValue ?? Version(stamp: localStamps.removeFirst(), origin: nodeID)
             records.append(
-                ImportRecord(item: try exported.item(version: version), imageLeftOut: exported.imageMissing == true))
+                ImportRecord(
+                    item: try exported.item(version: version), imageLeftOut: exported.imageMissing == true,
+                    isLocalEdit: exported.versionValue == nil))
         }
         return try importRecords(records, imagesDirectory: imagesDirectory)
     }

@@ -72,7 +72,9 @@ extension Store {
             key = parsed
         }
         var item = ExportedItem(key: key)
-        let local = try self.item(key).flatMap { $0.deleted ? nil : $0 }
+        // A missing column keeps the local value; for a deleted item, the value its deletion
+        // kept, which a revival brings back (Protocol.md 5.9).
+        let local = try self.item(key).flatMap { $0.deleted ? try mergeState(key)?.fieldsShown : $0 }
         item.name = cell("name").map(CSVTable.unguarded)
         if let serial = cell("serialNumber") {
             let text = CSVTable.unguarded(serial)
