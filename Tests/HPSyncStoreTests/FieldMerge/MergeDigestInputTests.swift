@@ -1,3 +1,4 @@
+import Foundation
 import HPSyncCrypto
 import HPSyncModel
 import HPSyncTesting
@@ -66,4 +67,31 @@ struct MergeDigestInputTests {
             #expect(state.digestInput == Self.stated(state), "\(state)")
         }
     }
+
+    /// Protocol.md 10, "A field-merge record": an item made whole by node 04…04 at 1,000 ms and
+    /// renamed by node 05…05 at 2,000 ms, as its fields bytes, its digest input and its merge
+    /// digest, byte for byte as the section shows them.
+    @Test func theWorkedExampleOfProtocolMdHolds() throws {
+        let maker = try #require(NodeID(bytes: [UInt8](repeating: 4, count: 32)))
+        let renamer = try #require(NodeID(bytes: [UInt8](repeating: 5, count: 32)))
+        let made = Version(stamp: VersionStamp(milliseconds: 1_000), origin: maker)
+        let renamed = Version(stamp: VersionStamp(milliseconds: 2_000), origin: renamer)
+        var state = ItemMergeState(
+            record: Item(
+                key: try ItemKey("6F9619FF-8B86-4011-B42D-00C04FC964FF"), name: "Lamp", serialNumber: "SN-1",
+                valueInDollars: 25, dateCreatedMilliseconds: 1_000, version: made))
+        try state.apply(FieldEdit(name: "Desk lamp"), at: renamed)
+        let fields = try #require(MergeFields(state, joined: false))
+        func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(fields.body) == Self.exampleFields)
+        #expect(hex(state.digestInput) == Self.exampleDigestInput)
+        #expect(state.mergeDigest == Self.exampleDigest)
+        #expect(try fields.state(of: state.item) == state)
+    }
+
+    static let exampleFields =
+        "010404040404040404040404040404040404040404040404040404040404040404010000e803000000000102000100010001000100"
+    static let exampleDigestInput =
+        "000000010000000007d000000505050505050505050505050505050505050505050505050505050505050505010000000003e800000404040404040404040404040404040404040404040404040404040404040404000000094465736b206c616d70000000010000000003e800000404040404040404040404040404040404040404040404040404040404040404000100000004534e2d31000000010000000003e800000404040404040404040404040404040404040404040404040404040404040404000000000000000019000000010000000003e8000004040404040404040404040404040404040404040404040404040404040404040000000000000003e8000000010000000003e8000004040404040404040404040404040404040404040404040404040404040404040000"
+    static let exampleDigest: UInt64 = 0x64b4_42f1_0da5_9b52
 }
