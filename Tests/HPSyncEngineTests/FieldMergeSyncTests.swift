@@ -213,6 +213,92 @@ import Testing
         }
     }
 
+    /// An unversioned record is stamped when it is applied, above whatever came first: here a
+    /// record of the same key in the same file, stamped a day ahead (an import has no clock
+    /// guard). The stamp reserved before the apply lies below it, and the whole import used to
+    /// fail on a stale edit.
+    @Test func anUnversionedRecordAfterANewerOneOfItsKeyStillApplies() throws {
+        let (laptop, desktop, _) = try pair()
+        let lamp = try laptop.add("Lamp", value: 5)
+        let ahead = VersionStamp(milliseconds: UInt64(Date().timeIntervalSince1970 * 1000) + 86_400_000)
+        let file = try Self.exportFile(
+            """
+            {"key": "\(lamp.key.rawValue)", "name": "Ahead", "valueInDollars": 5, "dateCreatedMilliseconds": 1000,
+             "stamp": \(ahead.rawValue), "origin": "\(desktop.nodeID)", "deleted": false},
+            {"key": "\(lamp.key.rawValue)", "name": "Desk lamp", "valueInDollars": 5, "dateCreatedMilliseconds": 1000}
+            """)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try laptop.store.importPreview(from: file, csv: false).updated == [lamp.key, lamp.key])
+        _ = try laptop.store.importJSON(from: file, imagesDirectory: nil)
+        let item = try #require(try laptop.store.item(lamp.key))
+        #expect(item.name == "Desk lamp")
+        #expect(item.version.stamp > ahead)
+    }
+
+    /// A preview counts what the import does: an unversioned record equal to the item is an
+    /// empty edit, which changes nothing.
+    @Test func aPreviewSkipsAnUnversionedRecordEqualToTheItem() throws {
+        let (laptop, _, _) = try pair()
+        let lamp = try laptop.add("Lamp", value: 5)
+        let file = try Self.exportFile(
+            """
+            {"key": "\(lamp.key.rawValue)", "name": "Lamp", "valueInDollars": 5,
+             "dateCreatedMilliseconds": \(lamp.dateCreatedMilliseconds)}
+            """)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try laptop.store.importPreview(from: file, csv: false).isEmpty)
+        #expect(try laptop.store.importJSON(from: file, imagesDirectory: nil).isEmpty)
+    }
+
+    /// A CSV row without image columns revives a deleted item with the photo its deletion kept,
+    /// copied from the trash folder, even when `--images` names a folder without it.
+    @Test func aCSVRevivalTakesTheKeptPhotoFromTheTrash() throws {
+        let (laptop, _, _) = try pair()
+        let lamp = try laptop.add("Lamp", value: 5, image: jpeg(3))
+        _ = try laptop.store.delete([lamp.key])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("images-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("rows.csv")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "key,name\n\(lamp.key.rawValue),Lamp again\n".write(to: file, atomically: true, encoding: .utf8)
+        let changes = try laptop.store.importCSV(from: file, imagesDirectory: folder)
+        #expect(changes.imagesMissing.isEmpty)
+        let item = try #require(try laptop.store.item(lamp.key))
+        #expect(!item.deleted && item.name == "Lamp again" && item.valueInDollars == 5)
+        #expect(item.image == lamp.image)
+        #expect(laptop.imageBytes(lamp.key) == jpeg(3))
+    }
+
+    /// An unversioned tombstone is a local delete: the tombstone keeps the fields and the photo
+    /// (copied to the trash folder) that a revival brings back, and a second one changes nothing.
+    @Test func anUnversionedTombstoneKeepsWhatARevivalBringsBack() throws {
+        let (laptop, _, _) = try pair()
+        let lamp = try laptop.add("Lamp", value: 5, image: jpeg(4))
+        let file = try Self.exportFile(#"{"key": "\#(lamp.key.rawValue)", "name": "", "deleted": true}"#)
+        defer { try? FileManager.default.removeItem(at: file) }
+        _ = try laptop.store.importJSON(from: file, imagesDirectory: nil)
+        #expect(try laptop.store.item(lamp.key)?.deleted == true)
+        let kept = try #require(try laptop.store.mergeState(lamp.key)?.fieldsShown)
+        #expect(kept.name == "Lamp" && kept.valueInDollars == 5 && kept.image == lamp.image)
+        #expect(try laptop.store.importJSON(from: file, imagesDirectory: nil).isEmpty)
+        let csv = file.deletingPathExtension().appendingPathExtension("csv")
+        defer { try? FileManager.default.removeItem(at: csv) }
+        try "key,name\n\(lamp.key.rawValue),Lamp\n".write(to: csv, atomically: true, encoding: .utf8)
+        _ = try laptop.store.importCSV(from: csv, imagesDirectory: nil)
+        #expect(try laptop.store.item(lamp.key)?.image == lamp.image)
+        #expect(laptop.imageBytes(lamp.key) == jpeg(4))
+    }
+
+    static func exportFile(_ items: String) throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).json")
+        try """
+        {"format": "hp-sync-export", "version": 1, "items": [
+        \(items)
+        ]}
+        """.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
     /// A peer of version 4 merges whole records: the newer record wins, as before field merge.
     @Test func aVersion4SessionMergesWholeRecords() throws {
         let (laptop, desktop, clock) = try pair()

@@ -88,6 +88,11 @@ extension Store {
         {
             return staged
         }
+        // The photo a deleted item keeps for its revival (a CSV row without image columns
+        // revives it with that photo): the trash folder's copy.
+        if let kept = try? stageImage(copying: URL(fileURLWithPath: trashImages.path(ref.digest)), expected: ref) {
+            return kept
+        }
         guard let directory else { return nil }
         let file = directory.appendingPathComponent(item.key.rawValue)
         guard FileIO.exists(file.path) else {

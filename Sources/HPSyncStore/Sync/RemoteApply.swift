@@ -139,10 +139,29 @@ struct RemoteApply {
                 // records join as the record-level rule below says, without building states; a
                 // tombstone that deletes a live item keeps its fields, and so does one that meets an
                 // older live version.
-                if record.isLocalEdit, !item.deleted, let local {
-                    // Stamped here above every version, so it always applies.
-                    let state = try Store.locallyEdited(
-                        db, local, item: item, edit: FieldEdit(from: try local.item(), to: item))
+                if record.isLocalEdit, let local {
+                    guard !(item.deleted && local.deleted) else {
+                        // Deleted already: the tombstone and what it keeps stay as they are.
+                        result.skipped.append(key)
+                        continue
+                    }
+                    // Stamped again here, in the transaction, above every version it sees: the
+                    // stamp reserved before may since have been passed by an edit of the key
+                    // (another process, or a versioned record earlier in this batch).
+                    item.version = Version(stamp: changeClock.nextLocalStamp(), origin: store.nodeID)
+                    let state: ItemMergeState
+                    if item.deleted {
+                        // A local delete: the tombstone keeps the fields (and the photo, copied to
+                        // the trash folder below) for a revival, as `delete` does.
+                        var deleting = try Store.mergeState(db, local)
+                        do { try deleting.delete(at: item.version) } catch {
+                            throw StoreError.database("item \(key): \(error)")
+                        }
+                        state = deleting
+                    } else {
+                        state = try Store.locallyEdited(
+                            db, local, item: item, edit: FieldEdit(from: try local.item(), to: item))
+                    }
                     guard state.version == item.version else {
                         result.skipped.append(key)
                         continue
@@ -150,6 +169,11 @@ struct RemoteApply {
                     stored = StoredMergeState(state)
                     item = state.item
                     written = state
+                    if item.deleted {
+                        keepPhotos(
+                            of: state, item: item, record: record, local: local, temp: linked[index],
+                            in: &trashInsertion)
+                    }
                 } else if record.joinsFields, let local,
                     record.mergeState != nil || local.fields != nil || item.deleted != local.deleted
                 {

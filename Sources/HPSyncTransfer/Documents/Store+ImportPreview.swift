@@ -19,6 +19,12 @@ extension Store {
             let local = try item(record.key)
             if let version = record.versionValue, let local, !(version > local.version) { continue }
             let live = local.map { !$0.deleted } ?? false
+            // An unversioned record equal to the live item is an empty edit: the import skips it.
+            if record.versionValue == nil, record.deleted != true, let local, live,
+                let wanted = try? record.item(version: local.version), FieldEdit(from: local, to: wanted).isEmpty
+            {
+                continue
+            }
             if record.deleted == true {
                 if live { changes.deleted.append(record.key) }
             } else if live {
