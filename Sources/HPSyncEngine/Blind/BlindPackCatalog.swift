@@ -10,6 +10,8 @@ struct BlindPackCatalog {
     var known: [BlindID: BlindPackRecord]
     /// For a push: what the known packs hold.
     var held = BlindPackHeld()
+    /// For a push: the photos a pull of this node found damaged or missing there.
+    var damagedPhotos: Set<BlindID> = []
     /// Packs the head names that could not be read (withheld or damaged): a push leaves them out
     /// of its head and offers everything again, so what they held is stored anew.
     var unreadable: Set<BlindID> = []

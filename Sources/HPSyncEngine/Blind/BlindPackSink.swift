@@ -57,8 +57,8 @@ final class BlindPackSink: BlindPeerPart {
     static let packsPerHead = 16
 
     init(
-        context: BlindPeerContext, catalog: BlindPackCatalog, damagedPhotos: Set<BlindID>, dryRun: Bool,
-        out: BlindOutbox, packsPerHead: Int = packsPerHead
+        context: BlindPeerContext, catalog: BlindPackCatalog, dryRun: Bool, out: BlindOutbox,
+        packsPerHead: Int = packsPerHead
     ) {
         self.context = context
         self.packsPerHead = packsPerHead
@@ -67,8 +67,8 @@ final class BlindPackSink: BlindPeerPart {
         self.dryRun = dryRun
         self.out = out
         held = catalog.held
-        heldPhotos = catalog.held.photos.subtracting(damagedPhotos)
-        self.damagedPhotos = damagedPhotos
+        heldPhotos = catalog.held.photos.subtracting(catalog.damagedPhotos)
+        damagedPhotos = catalog.damagedPhotos
         named = catalog.packs.filter { !catalog.unreadable.contains($0.id) }
         leavesOut = !catalog.unreadable.isEmpty
     }

@@ -36,7 +36,8 @@ struct BlindPackSync: BlindPeerPart {
             for record in remembered where named.contains(record.id) { catalog.known[record.id] = record }
             return (catalog, [])
         }
-        let damagedPhotos = try store.blindDamagedPhotos(peer: peer.nodeID)
+        catalog.damagedPhotos = try store.blindDamagedPhotos(peer: peer.nodeID)
+        let damagedPhotos = catalog.damagedPhotos
         // Whether the pack goes into this push's view of what the blind store holds: a pack
         // naming a photo a pull found damaged is left out like an unreadable one, so that a node
         // holding its records (and the photo) stores them again.

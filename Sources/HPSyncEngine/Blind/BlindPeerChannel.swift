@@ -183,8 +183,8 @@ public final class BlindPeerChannel: MessageChannel {
             }
             side = .packSink(
                 BlindPackSink(
-                    context: context, catalog: catalog, damagedPhotos: try store.blindDamagedPhotos(peer: peer.nodeID),
-                    dryRun: hello.dryRun, out: out, packsPerHead: testHooks.blindPacksPerHead))
+                    context: context, catalog: catalog, dryRun: hello.dryRun, out: out,
+                    packsPerHead: testHooks.blindPacksPerHead))
         } else {
             side = .packSource(
                 BlindPackSource(context: context, catalog: catalog, findings: findings, out: out))

@@ -83,6 +83,18 @@ extension Store {
         try row.stored(db, row.item()).state()
     }
 
+    /// The state of `row`'s item after a local delete at `version`: a tombstone that keeps the
+    /// fields (and the photo field) a later revival brings back.
+    static func locallyDeleted(_ db: Database, _ row: ItemRecord, at version: Version) throws -> ItemMergeState {
+        var state = try mergeState(db, row)
+        do {
+            try state.delete(at: version)
+        } catch {
+            throw StoreError.database("item \(row.key): \(error)")
+        }
+        return state
+    }
+
     /// The state of `item.key` after a local change that sets the fields `edit` names to
     /// `item`'s values at `item.version`: each resolves its field's conflicts; the others keep
     /// their versions. No row (a new key) makes a whole record; a tombstone comes back to life.

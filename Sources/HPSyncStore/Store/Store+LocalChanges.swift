@@ -101,12 +101,8 @@ extension Store {
                     try trashInsertion.add(replaced: row, deleted: true, now: self.clock.nowMilliseconds())
                 }
                 let replaced = VersionStamp(rawValue: UInt64(bitPattern: row.stamp))
-                var state = try Self.mergeState(db, row)
-                do {
-                    try state.delete(at: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
-                } catch {
-                    throw StoreError.database("item \(key): \(error)")
-                }
+                let state = try Self.locallyDeleted(
+                    db, row, at: Version(stamp: clock.nextLocalStamp(replacing: replaced), origin: nodeID))
                 try Self.writeMergeState(db, state, seq: clock.nextSeq(), previous: row)
                 // The tombstone keeps the photo field, which a later join can bring back: its
                 // bytes stay in the trash folder until the tombstone is collected (Protocol.md 5.9).

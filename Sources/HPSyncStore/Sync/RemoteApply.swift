@@ -140,29 +140,7 @@ struct RemoteApply {
                 // tombstone that deletes a live item keeps its fields, and so does one that meets an
                 // older live version.
                 if record.isLocalEdit, let local {
-                    guard !(item.deleted && local.deleted) else {
-                        // Deleted already: the tombstone and what it keeps stay as they are.
-                        result.skipped.append(key)
-                        continue
-                    }
-                    // Stamped again here, in the transaction, above every version it sees: the
-                    // stamp reserved before may since have been passed by an edit of the key
-                    // (another process, or a versioned record earlier in this batch).
-                    item.version = Version(stamp: changeClock.nextLocalStamp(), origin: store.nodeID)
-                    let state: ItemMergeState
-                    if item.deleted {
-                        // A local delete: the tombstone keeps the fields (and the photo, copied to
-                        // the trash folder below) for a revival, as `delete` does.
-                        var deleting = try Store.mergeState(db, local)
-                        do { try deleting.delete(at: item.version) } catch {
-                            throw StoreError.database("item \(key): \(error)")
-                        }
-                        state = deleting
-                    } else {
-                        state = try Store.locallyEdited(
-                            db, local, item: item, edit: FieldEdit(from: try local.item(), to: item))
-                    }
-                    guard state.version == item.version else {
+                    guard let state = try localEdit(db, item, local: local, clock: &changeClock) else {
                         result.skipped.append(key)
                         continue
                     }
@@ -305,6 +283,25 @@ struct RemoteApply {
             let stored = try CheckpointRecord.seq(db, peerStore: checkpoint.peerStore, direction: checkpoint.direction)
             return stored == checkpoint.seq
         }
+    }
+
+    /// The state an import row that named no version (`IncomingRecord.isLocalEdit`) makes of the
+    /// store's row `local`, as `edit` and `delete` make it: only the fields it changes, each on
+    /// the store's version of that field; a revival sets them all; a tombstone keeps the fields.
+    /// Nil when it changes nothing (equal fields, or a key deleted already). Stamped here, in the
+    /// transaction, above every version it has seen: the stamp reserved before may since have been
+    /// passed by an edit of the key (another process, or a versioned record earlier in the batch).
+    private func localEdit(_ db: Database, _ row: Item, local: ItemRecord, clock: inout ChangeClock) throws
+        -> ItemMergeState?
+    {
+        guard !(row.deleted && local.deleted) else { return nil }
+        var item = row
+        item.version = Version(stamp: clock.nextLocalStamp(), origin: store.nodeID)
+        let state =
+            item.deleted
+            ? try Store.locallyDeleted(db, local, at: item.version)
+            : try Store.locallyEdited(db, local, item: item, edit: FieldEdit(from: try local.item(), to: item))
+        return state.version == item.version ? state : nil
     }
 
     /// Inserts `item` as a new row; false, with nothing written and its sequence number given
